@@ -1,0 +1,69 @@
+// Harbor — C shim for the Linux calls Swift's Glibc module does not surface.
+//
+// No logic lives here: only the headers Swift cannot reach through Glibc,
+// wrappers for macros (CMSG_*), constants defined as macros of macros, and
+// raw syscall() entry points glibc 2.36 does not wrap. Everything is prefixed
+// `charbor_` so a reader knows at a glance which calls cross into C.
+#ifndef CHARBOR_LINUX_H
+#define CHARBOR_LINUX_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+// errno is a macro over a thread-local; reading it through a function keeps
+// Swift from caching it across calls.
+int charbor_errno(void);
+void charbor_set_errno(int value);
+
+// Flags that are macros of macros and do not import as Swift constants.
+extern const int charbor_EFD_CLOEXEC;
+extern const int charbor_EFD_NONBLOCK;
+extern const int charbor_EFD_SEMAPHORE;
+extern const int charbor_EPOLL_CLOEXEC;
+extern const int charbor_TFD_CLOEXEC;
+extern const int charbor_TFD_NONBLOCK;
+extern const int charbor_TFD_TIMER_ABSTIME;
+extern const int charbor_SFD_CLOEXEC;
+extern const int charbor_SFD_NONBLOCK;
+extern const int charbor_SOCK_CLOEXEC;
+extern const int charbor_SOCK_NONBLOCK;
+extern const int charbor_MSG_CMSG_CLOEXEC;
+extern const int charbor_MFD_CLOEXEC;
+extern const int charbor_MFD_ALLOW_SEALING;
+extern const int charbor_SCM_RIGHTS;
+extern const int charbor_SCM_CREDENTIALS;
+
+// Control-message macros (cmsg(3)).
+struct cmsghdr *charbor_CMSG_FIRSTHDR(const struct msghdr *msg);
+struct cmsghdr *charbor_CMSG_NXTHDR(const struct msghdr *msg, const struct cmsghdr *cmsg);
+unsigned char *charbor_CMSG_DATA(const struct cmsghdr *cmsg);
+size_t charbor_CMSG_SPACE(size_t length);
+size_t charbor_CMSG_LEN(size_t length);
+
+// Calls glibc 2.36 lacks wrappers for.
+int charbor_pidfd_open(pid_t pid, unsigned int flags);
+int charbor_pidfd_send_signal(int pidfd, int sig);
+int charbor_memfd_create(const char *name, unsigned int flags);
+int charbor_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout);
+
+// _GNU_SOURCE-only declarations Swift's importer does not see.
+int charbor_ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout);
+
+#endif

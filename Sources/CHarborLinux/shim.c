@@ -1,0 +1,51 @@
+// Harbor — C shim. See include/CHarborLinux.h for why each item exists.
+#ifndef _GNU_SOURCE
+#error "CHarborLinux must be built with _GNU_SOURCE (Package.swift sets it)"
+#endif
+
+#include "CHarborLinux.h"
+#include <sys/syscall.h>
+
+int charbor_errno(void) { return errno; }
+void charbor_set_errno(int value) { errno = value; }
+
+const int charbor_EFD_CLOEXEC = EFD_CLOEXEC;
+const int charbor_EFD_NONBLOCK = EFD_NONBLOCK;
+const int charbor_EFD_SEMAPHORE = EFD_SEMAPHORE;
+const int charbor_EPOLL_CLOEXEC = EPOLL_CLOEXEC;
+const int charbor_TFD_CLOEXEC = TFD_CLOEXEC;
+const int charbor_TFD_NONBLOCK = TFD_NONBLOCK;
+const int charbor_TFD_TIMER_ABSTIME = TFD_TIMER_ABSTIME;
+const int charbor_SFD_CLOEXEC = SFD_CLOEXEC;
+const int charbor_SFD_NONBLOCK = SFD_NONBLOCK;
+const int charbor_SOCK_CLOEXEC = SOCK_CLOEXEC;
+const int charbor_SOCK_NONBLOCK = SOCK_NONBLOCK;
+const int charbor_MSG_CMSG_CLOEXEC = MSG_CMSG_CLOEXEC;
+const int charbor_MFD_CLOEXEC = MFD_CLOEXEC;
+const int charbor_MFD_ALLOW_SEALING = MFD_ALLOW_SEALING;
+const int charbor_SCM_RIGHTS = SCM_RIGHTS;
+const int charbor_SCM_CREDENTIALS = SCM_CREDENTIALS;
+
+struct cmsghdr *charbor_CMSG_FIRSTHDR(const struct msghdr *msg) { return CMSG_FIRSTHDR(msg); }
+struct cmsghdr *charbor_CMSG_NXTHDR(const struct msghdr *msg, const struct cmsghdr *cmsg) {
+    return CMSG_NXTHDR((struct msghdr *)msg, (struct cmsghdr *)cmsg);
+}
+unsigned char *charbor_CMSG_DATA(const struct cmsghdr *cmsg) { return CMSG_DATA((struct cmsghdr *)cmsg); }
+size_t charbor_CMSG_SPACE(size_t length) { return CMSG_SPACE(length); }
+size_t charbor_CMSG_LEN(size_t length) { return CMSG_LEN(length); }
+
+int charbor_pidfd_open(pid_t pid, unsigned int flags) { return (int)syscall(SYS_pidfd_open, pid, flags); }
+int charbor_pidfd_send_signal(int pidfd, int sig) { return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0); }
+int charbor_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout) {
+    return (int)syscall(SYS_epoll_pwait2, epfd, events, maxevents, timeout, NULL, 0);
+}
+int charbor_ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout) {
+    return ppoll(fds, count, timeout, NULL);
+}
+int charbor_memfd_create(const char *name, unsigned int flags) { return (int)syscall(SYS_memfd_create, name, flags); }
+
+// Swift reads epoll_event through the imported struct; on x86_64 the kernel
+// packs it to 12 bytes, and the import must agree.
+#if defined(__x86_64__)
+_Static_assert(sizeof(struct epoll_event) == 12, "epoll_event is packed on x86_64");
+#endif

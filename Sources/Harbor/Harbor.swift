@@ -1,0 +1,2 @@
+// Harbor — the umbrella module: `import Harbor` brings in every public layer.
+@_exported import HarborPorts

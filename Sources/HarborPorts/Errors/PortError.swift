@@ -1,0 +1,116 @@
+// Harbor — the typed error every port operation throws.
+import Synchronization
+import SystemPackage
+
+/// Why a port operation failed.
+///
+/// A struct around a code rather than an enum, so new codes can be added
+/// without breaking clients (the swift-service-lifecycle pattern). Compare
+/// codes with `==` or match them in a `catch`:
+///
+/// ```swift
+/// do { try send.send(message, timeout: .zero) }
+/// catch PortError.Code.queueFull { … }
+/// ```
+///
+/// A failed send never loses the message: ``takeUndeliveredMessage()`` gives
+/// it back, carried rights and all (Mach returns the message to the sender
+/// the same way).
+///
+/// **Thread safety:** any thread.
+public struct PortError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: Hashable, Sendable {
+            case deadName, timedOut, queueFull, invalidRight, messageTooLarge
+            case malformedMessage, invalidArgument, resourceShortage
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The port's receive right is gone (destroyed, or its process died).
+        /// Mach: `MACH_SEND_INVALID_DEST` / a dead name.
+        public static let deadName = Code(.deadName)
+        /// A send or receive waited as long as it was allowed to.
+        /// Mach: `MACH_SEND_TIMED_OUT`, `MACH_RCV_TIMED_OUT`.
+        public static let timedOut = Code(.timedOut)
+        /// The queue was at its limit and the send was told not to wait
+        /// (timeout zero). Mach reports this as a send timeout.
+        public static let queueFull = Code(.queueFull)
+        /// A right was used that is not there: already taken out of a message,
+        /// of the wrong kind, or out of range.
+        public static let invalidRight = Code(.invalidRight)
+        /// The body or the number of carried rights is over the limit
+        /// (``Message/maximumBodySize``, ``Message/maximumCarriedRights``).
+        public static let messageTooLarge = Code(.messageTooLarge)
+        /// Bytes from another process did not decode as a Harbor message.
+        public static let malformedMessage = Code(.malformedMessage)
+        /// An argument is out of its documented range.
+        public static let invalidArgument = Code(.invalidArgument)
+        /// The kernel refused a resource (descriptors, memory).
+        public static let resourceShortage = Code(.resourceShortage)
+
+        public var description: String {
+            switch base {
+            case .deadName: "dead name"
+            case .timedOut: "timed out"
+            case .queueFull: "queue full"
+            case .invalidRight: "invalid right"
+            case .messageTooLarge: "message too large"
+            case .malformedMessage: "malformed message"
+            case .invalidArgument: "invalid argument"
+            case .resourceShortage: "resource shortage"
+            }
+        }
+
+        /// Lets `catch PortError.Code.deadName` match a thrown ``PortError``.
+        public static func ~= (pattern: Code, error: any Error) -> Bool {
+            (error as? PortError)?.code == pattern
+        }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// A sentence for logs saying what was being done.
+    public let detail: String
+    /// The system call failure behind this error, if there was one.
+    public let underlying: SystemError?
+    private let undelivered: UndeliveredMessage?
+
+    package init(_ code: Code, _ detail: String, underlying: SystemError? = nil,
+                 returning content: MessageContent? = nil) {
+        self.code = code
+        self.detail = detail
+        self.underlying = underlying
+        self.undelivered = content.map(UndeliveredMessage.init)
+    }
+
+    /// Wraps a system call failure; EMFILE/ENFILE/ENOMEM become `resourceShortage`.
+    package init(_ error: SystemError, _ detail: String) {
+        switch error.errno {
+        case .tooManyOpenFiles, .tooManyOpenFilesInSystem, .noMemory:
+            self.init(.resourceShortage, detail, underlying: error)
+        default:
+            self.init(.invalidArgument, detail, underlying: error)
+        }
+    }
+
+    /// The message a failed send did not deliver, with every right it carried.
+    /// Returns it once; later calls return `nil`.
+    public func takeUndeliveredMessage() -> Message? {
+        undelivered?.take().map { Message(content: $0) }
+    }
+
+    public var description: String {
+        var text = "\(code): \(detail)"
+        if let underlying { text += " (\(underlying))" }
+        return text
+    }
+}
+
+/// Holds a send's message until the caller takes it back out of the error.
+private final class UndeliveredMessage: Sendable {
+    private let content: Mutex<MessageContent?>
+    init(_ content: MessageContent) { self.content = Mutex(content) }
+    func take() -> MessageContent? { content.withLock { $0.take() } }
+}

@@ -1,0 +1,254 @@
+// Harbor — a port: its state machine under a lock, and its readiness descriptor.
+//
+// Lock discipline: `state` guards everything mutable. The only system calls
+// made while it is held are the non-blocking eventfd write and read that
+// keep "readable exactly while a message waits" true; both must happen in
+// the same critical section as the queue change they mirror. Everything else
+// (waking senders, delivering notifications, releasing the rights of drained
+// messages, closing the descriptor) happens after the lock is dropped,
+// because each of those can re-enter another port's lock, or this one's.
+
+import CHarborLinux
+import DequeModule
+import Synchronization
+
+package final class PortCore: Sendable {
+    package let name: PortName
+    private let state: Mutex<Guarded>
+
+    private struct Guarded: ~Copyable {
+        var machine = PortStateMachine()
+        /// Created on first need (a blocking receive, a port set, a run
+        /// loop), so a port that is only ever polled costs no descriptor.
+        var readiness: EventCounter?
+        /// `readiness`'s number, or -1: readable without borrowing the optional.
+        var readinessFD: CInt = -1
+        weak var set: PortSetCore?
+    }
+
+    package init() {
+        name = PortName.next()
+        state = Mutex(Guarded())
+    }
+
+    // MARK: Sending
+
+    /// Queues `content`, waiting for room until `deadline` if the queue is full.
+    package func enqueue(_ content: MessageContent, deadline: WaitDeadline) throws(PortError) {
+        var parker: Parker?
+        while true {
+            let outcome = state.withLock { guarded -> PortStateMachine.EnqueueOutcome in
+                let outcome = guarded.machine.enqueue(content)
+                switch outcome {
+                case .enqueued(let becameReadable):
+                    // Under the lock on purpose: readiness mirrors the queue.
+                    if becameReadable { guarded.readiness?.signal() }
+                case .full:
+                    if case .immediately = deadline { break }
+                    let waiter = parker ?? Parker()
+                    parker = waiter
+                    guarded.machine.senderWillBlock(waiter)
+                case .dead:
+                    break
+                }
+                return outcome
+            }
+            switch outcome {
+            case .enqueued:
+                return
+            case .dead:
+                throw PortError(.deadName, "send to \(name), whose receive right is gone", returning: content)
+            case .full:
+                guard let waiter = parker else {
+                    throw PortError(.queueFull, "\(name) is at its queue limit", returning: content)
+                }
+                if waiter.park(until: deadline) { continue }
+                // Timed out. If a receiver popped us meanwhile it offered us a
+                // slot: take one more look rather than waste it.
+                let stillQueued = state.withLock { $0.machine.senderStoppedWaiting(waiter) }
+                if !stillQueued {
+                    parker = nil
+                    let retry = state.withLock { guarded -> PortStateMachine.EnqueueOutcome in
+                        let outcome = guarded.machine.enqueue(content)
+                        if case .enqueued(true) = outcome { guarded.readiness?.signal() }
+                        return outcome
+                    }
+                    if case .enqueued = retry { return }
+                    if case .dead = retry {
+                        throw PortError(.deadName, "send to \(name), whose receive right is gone", returning: content)
+                    }
+                }
+                throw PortError(.timedOut, "\(name) stayed at its queue limit", returning: content)
+            }
+        }
+    }
+
+    /// Queues a runtime notification. Notifications travel like send-once
+    /// messages: never blocked, never counted. A dead target drops them.
+    package func deliverNotification(_ content: MessageContent) {
+        var content = content
+        content.countsAgainstLimit = false
+        try? enqueue(content, deadline: .immediately)
+    }
+
+    // MARK: Receiving
+
+    /// Takes the next message without waiting.
+    package func tryDequeue() -> MessageContent? {
+        let dequeued = state.withLock { guarded -> PortStateMachine.Dequeued? in
+            let dequeued = guarded.machine.dequeue(receivingPort: name)
+            if let dequeued, dequeued.becameEmpty { guarded.readiness?.drain() }
+            return dequeued
+        }
+        guard let dequeued else { return nil }
+        dequeued.senderToWake?.unpark()
+        return dequeued.content
+    }
+
+    /// Takes the next message, waiting until `deadline` for one to arrive.
+    package func dequeue(deadline: WaitDeadline) throws(PortError) -> MessageContent {
+        while true {
+            if let content = tryDequeue() { return content }
+            if case .immediately = deadline {
+                throw PortError(.timedOut, "no message waiting on \(name)")
+            }
+            let fd = try readinessDescriptor()
+            let ready: Bool
+            do { ready = try waitUntilReadable(fd, deadline: deadline) } catch {
+                throw PortError(error, "waiting for a message on \(name)")
+            }
+            if !ready && deadline.hasPassed {
+                if let content = tryDequeue() { return content }
+                throw PortError(.timedOut, "no message arrived on \(name) in time")
+            }
+        }
+    }
+
+    /// The descriptor that polls readable exactly while a message waits,
+    /// created on first use. Valid until the port is destroyed.
+    package func readinessDescriptor() throws(PortError) -> CInt {
+        let result = state.withLock { guarded -> Result<CInt, SystemError> in
+            if guarded.readinessFD >= 0 { return .success(guarded.readinessFD) }
+            do {
+                let counter = try EventCounter()
+                if !guarded.machine.queue.isEmpty { counter.signal() }
+                let fd = counter.rawValue
+                guarded.readinessFD = fd
+                guarded.readiness = consume counter
+                return .success(fd)
+            } catch let error as SystemError {
+                return .failure(error)
+            } catch {
+                preconditionFailure("EventCounter.init throws only SystemError")
+            }
+        }
+        switch result {
+        case .success(let fd): return fd
+        case .failure(let error): throw PortError(error, "creating the readiness descriptor of \(name)")
+        }
+    }
+
+    private func closeAfterUnlock(_ readiness: consuming EventCounter?) {}
+
+    // MARK: Attributes
+
+    package func setQueueLimit(_ limit: Int) throws(PortError) {
+        guard (0...PortStateMachine.maximumQueueLimit).contains(limit) else {
+            throw PortError(.invalidArgument,
+                            "queue limit \(limit) is outside 0...\(PortStateMachine.maximumQueueLimit)")
+        }
+        let woken = state.withLock { $0.machine.setQueueLimit(limit) }
+        for parker in woken { parker.unpark() }
+    }
+
+    package var status: PortStatus {
+        state.withLock { guarded in
+            let machine = guarded.machine
+            return PortStatus(
+                name: name, queueLimit: machine.queueLimit, queuedMessages: machine.queue.count,
+                sendRights: machine.sendRights, sendOnceRights: machine.sendOnceRights,
+                madeSendRights: machine.madeSendRights, sequenceNumber: machine.sequenceNumber,
+                isDead: machine.isDead, isInSet: guarded.set != nil)
+        }
+    }
+
+    package var isDead: Bool { state.withLock { $0.machine.isDead } }
+
+    // MARK: Port sets
+
+    /// Records membership in `set`; returns the set the port leaves, if any.
+    package func join(_ set: PortSetCore?) -> PortSetCore? {
+        state.withLock { guarded in
+            let previous = guarded.set
+            guarded.set = set
+            return previous
+        }
+    }
+
+    package var set: PortSetCore? { state.withLock { $0.set } }
+
+    // MARK: Rights (called by the token objects)
+
+    package func sendRightMade() { state.withLock { $0.machine.sendRightMade() } }
+
+    package func sendRightReleased() {
+        guard let target = state.withLock({ $0.machine.sendRightReleased() }) else { return }
+        NotificationDelivery.deliver(.noSenders, about: name, to: target)
+    }
+
+    package func sendOnceMade() { state.withLock { $0.machine.sendOnceMade() } }
+
+    package func sendOnceReleased(used: Bool) {
+        state.withLock { $0.machine.sendOnceReleased() }
+        if !used {
+            deliverNotification(NotificationDelivery.content(.sendOnce, about: name))
+        }
+    }
+
+    package func requestNoSenders(_ target: SendOnceToken) {
+        let replaced = state.withLock { $0.machine.requestNoSenders(target) }
+        _ = replaced  // released here, outside the lock: its owner gets a send-once notification
+    }
+
+    package func requestPortDestroyed(_ target: SendOnceToken) {
+        let replaced = state.withLock { $0.machine.requestPortDestroyed(target) }
+        _ = replaced
+    }
+
+    package func requestDeadName(_ target: SendOnceToken) {
+        if let immediate = state.withLock({ $0.machine.requestDeadName(target) }) {
+            NotificationDelivery.deliver(.deadName, about: name, to: immediate)
+        }
+    }
+
+    package func receiveRightReleased() {
+        let outcome = state.withLock { $0.machine.receiveRightReleased() }
+        switch outcome {
+        case .handOff(let target):
+            // The receive right travels to the requester with its queue intact.
+            // If that port is dead the new token dies too and we come back here,
+            // with the request gone, and are destroyed for real.
+            let token = ReceiveRightToken(port: self)
+            NotificationDelivery.deliver(.portDestroyed, about: name, to: target, carrying: .receive(token))
+        case .destroyed(let destruction):
+            finishDestruction(destruction)
+        }
+    }
+
+    private func finishDestruction(_ destruction: PortStateMachine.Destruction) {
+        let set = join(nil)
+        set?.removeMember(name)
+        // Closing the descriptor also takes it out of any epoll set.
+        let readiness = state.withLock { guarded -> EventCounter? in
+            guarded.readinessFD = -1
+            return guarded.readiness.take()
+        }
+        closeAfterUnlock(readiness)
+        for parker in destruction.blockedSenders { parker.unpark() }
+        for target in destruction.deadNameTargets {
+            NotificationDelivery.deliver(.deadName, about: name, to: target)
+        }
+        // `destruction.drained` and the no-senders target are released when
+        // `destruction` goes out of scope: their rights die with them.
+    }
+}

@@ -1,0 +1,176 @@
+// Harbor — a port's rules as a pure state machine.
+//
+// No locks, no system calls, no callouts: each event returns what the caller
+// (PortCore, which holds this in a Mutex) must do once the lock is released:
+// signal readiness, wake a blocked sender, deliver a notification, release
+// the rights of drained messages. Tests drive it without a kernel.
+
+import DequeModule
+
+package struct PortStateMachine {
+    /// Mach's default queue limit (`MACH_PORT_QLIMIT_DEFAULT`).
+    package static let defaultQueueLimit = 5
+    /// Mach's largest queue limit (`MACH_PORT_QLIMIT_MAX`).
+    package static let maximumQueueLimit = 1024
+
+    package private(set) var queue = Deque<MessageContent>()
+    /// Queued messages that count against the limit (not send-once ones).
+    package private(set) var countedMessages = 0
+    package private(set) var queueLimit = PortStateMachine.defaultQueueLimit
+    package private(set) var sendRights = 0
+    package private(set) var sendOnceRights = 0
+    /// Send rights ever made (Mach's make-send count).
+    package private(set) var madeSendRights: UInt64 = 0
+    package private(set) var sequenceNumber: UInt64 = 0
+    package private(set) var isDead = false
+
+    private var noSendersRequest: SendOnceToken?
+    private var portDestroyedRequest: SendOnceToken?
+    private var deadNameRequests: [SendOnceToken] = []
+    private var blockedSenders = Deque<Parker>()
+
+    package init() {}
+
+    // MARK: Queue
+
+    package enum EnqueueOutcome {
+        /// Queued; `becameReadable` when the queue went from empty to not.
+        case enqueued(becameReadable: Bool)
+        /// At the limit; nothing was queued.
+        case full
+        /// The receive right is gone; nothing was queued.
+        case dead
+    }
+
+    package mutating func enqueue(_ content: MessageContent) -> EnqueueOutcome {
+        if isDead { return .dead }
+        if content.countsAgainstLimit {
+            if countedMessages >= queueLimit { return .full }
+            countedMessages += 1
+        }
+        queue.append(content)
+        return .enqueued(becameReadable: queue.count == 1)
+    }
+
+    package struct Dequeued {
+        package var content: MessageContent
+        /// The queue is now empty: readiness must be cleared.
+        package var becameEmpty: Bool
+        /// A sender blocked on a full queue that may now proceed.
+        package var senderToWake: Parker?
+    }
+
+    package mutating func dequeue(receivingPort: PortName) -> Dequeued? {
+        guard var content = queue.popFirst() else { return nil }
+        var wake: Parker?
+        if content.countsAgainstLimit {
+            countedMessages -= 1
+            wake = blockedSenders.popFirst()
+        }
+        sequenceNumber += 1
+        content.trailer.sequenceNumber = sequenceNumber
+        content.trailer.port = receivingPort
+        return Dequeued(content: content, becameEmpty: queue.isEmpty, senderToWake: wake)
+    }
+
+    /// A sender found the queue full and will park until woken.
+    package mutating func senderWillBlock(_ parker: Parker) {
+        blockedSenders.append(parker)
+    }
+
+    /// A sender gave up waiting; returns false if a receiver had already
+    /// popped it (so a slot was offered to it and it must try once more).
+    package mutating func senderStoppedWaiting(_ parker: Parker) -> Bool {
+        guard let index = blockedSenders.firstIndex(where: { $0 === parker }) else { return false }
+        blockedSenders.remove(at: index)
+        return true
+    }
+
+    /// Changes the limit; returns the blocked senders that should retry.
+    package mutating func setQueueLimit(_ limit: Int) -> [Parker] {
+        queueLimit = limit
+        let woken = Array(blockedSenders)
+        blockedSenders.removeAll()
+        return woken
+    }
+
+    // MARK: Rights
+
+    package mutating func sendRightMade() {
+        sendRights += 1
+        madeSendRights += 1
+    }
+
+    /// Returns the no-senders notification target when this was the last send right.
+    package mutating func sendRightReleased() -> SendOnceToken? {
+        sendRights -= 1
+        guard sendRights == 0, !isDead else { return nil }
+        defer { noSendersRequest = nil }
+        return noSendersRequest
+    }
+
+    package mutating func sendOnceMade() { sendOnceRights += 1 }
+    package mutating func sendOnceReleased() { sendOnceRights -= 1 }
+
+    // MARK: Notification requests
+
+    /// Registers the no-senders target; returns the one it replaces (to be
+    /// released, outside the lock). Fires when the send-right count next
+    /// drops to zero, as Mach does with a make-send count of zero.
+    package mutating func requestNoSenders(_ target: SendOnceToken) -> SendOnceToken? {
+        defer { noSendersRequest = target }
+        return noSendersRequest
+    }
+
+    package mutating func requestPortDestroyed(_ target: SendOnceToken) -> SendOnceToken? {
+        defer { portDestroyedRequest = target }
+        return portDestroyedRequest
+    }
+
+    /// Registers a dead-name target; if the port is already dead, hands it
+    /// straight back to be notified at once.
+    package mutating func requestDeadName(_ target: SendOnceToken) -> SendOnceToken? {
+        if isDead { return target }
+        deadNameRequests.append(target)
+        return nil
+    }
+
+    // MARK: Death of the receive right
+
+    package enum ReceiveRightOutcome {
+        /// A port-destroyed request takes the receive right instead of death.
+        case handOff(to: SendOnceToken)
+        case destroyed(Destruction)
+    }
+
+    /// Everything the caller must release or notify, outside the lock.
+    package struct Destruction {
+        package var drained: Deque<MessageContent>
+        package var deadNameTargets: [SendOnceToken]
+        package var noSendersTarget: SendOnceToken?
+        package var blockedSenders: Deque<Parker>
+    }
+
+    package mutating func receiveRightReleased() -> ReceiveRightOutcome {
+        if let target = portDestroyedRequest {
+            portDestroyedRequest = nil
+            return .handOff(to: target)
+        }
+        return .destroyed(destroy())
+    }
+
+    /// Kills the port: no further sends are accepted, and every waiter and
+    /// requester is handed back for notification.
+    package mutating func destroy() -> Destruction {
+        isDead = true
+        let destruction = Destruction(
+            drained: queue, deadNameTargets: deadNameRequests,
+            noSendersTarget: noSendersRequest, blockedSenders: blockedSenders)
+        queue.removeAll()
+        countedMessages = 0
+        deadNameRequests.removeAll()
+        noSendersRequest = nil
+        blockedSenders.removeAll()
+        return destruction
+    }
+}

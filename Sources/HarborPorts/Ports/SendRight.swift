@@ -1,0 +1,51 @@
+// Harbor — the send right: any number of holders, counted by the port.
+
+/// The right to send to a port.
+///
+/// Copyable: each copy is another reference to the same right, and the port
+/// counts rights, so when the last one anywhere is gone the receiver can hear
+/// ``PortNotification/noSenders(port:)``. Mach's move-send and copy-send are
+/// the same call here: ``Message/attach(_:)-(SendRight)`` takes a reference,
+/// and whether yours stays alive is up to you.
+///
+/// **Thread safety:** any thread; sends from many threads are serialised by
+/// the port.
+public struct SendRight: Hashable, Sendable, CustomStringConvertible {
+    package let token: SendRightToken
+
+    package init(token: SendRightToken) { self.token = token }
+
+    /// The identity of the port this right sends to.
+    public var name: PortName { token.port.name }
+
+    /// Whether the port's receive right is gone (Mach: a dead name).
+    public var isDead: Bool { token.port.isDead }
+
+    /// Queues `message` on the port.
+    ///
+    /// - Parameter timeout: how long to wait for room in a full queue: `nil`
+    ///   waits as long as it takes, `.zero` tries once.
+    /// - Throws: ``PortError/Code/deadName`` if the receive right is gone,
+    ///   ``PortError/Code/queueFull`` (timeout zero) or
+    ///   ``PortError/Code/timedOut`` if the queue stayed full,
+    ///   ``PortError/Code/messageTooLarge``. The error holds the message
+    ///   (``PortError/takeUndeliveredMessage()``): nothing is lost.
+    /// **Cost:** one lock, plus one eventfd write when the queue was empty
+    /// and something waits on it. **Mach equivalent:** `mach_msg(MACH_SEND_MSG)`.
+    public func send(_ message: consuming Message, timeout: Duration? = nil) throws(PortError) {
+        var content = message.content
+        try content.prepareForSending()
+        try token.port.enqueue(content, deadline: WaitDeadline(timeout: timeout))
+    }
+
+    /// Asks for a ``PortNotification/deadName(port:)`` message through
+    /// `target` when this port's receive right dies; at once if it is dead.
+    public func requestDeadNameNotification(to target: consuming SendOnceRight) {
+        token.port.requestDeadName(target.token)
+    }
+
+    /// Two send rights are equal when they name the same port.
+    public static func == (lhs: SendRight, rhs: SendRight) -> Bool { lhs.name == rhs.name }
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+    public var description: String { "send right to \(name)" }
+}
