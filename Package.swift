@@ -1,5 +1,9 @@
 // swift-tools-version: 6.1
 // Harbor: Mach-style message ports and CFRunLoop-style run loops for Linux.
+//
+// Layers, lowest first; a layer never imports one above it:
+//   CHarborLinux (C shim) → HarborPorts (system calls, ports) → HarborRunLoop
+//   → Harbor (umbrella). CSystemd wraps libsystemd for the layers that need it.
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -12,7 +16,9 @@ let package = Package(
     products: [
         .library(name: "Harbor", targets: ["Harbor"]),
         .library(name: "HarborPorts", targets: ["HarborPorts"]),
+        .library(name: "HarborRunLoop", targets: ["HarborRunLoop"]),
         .executable(name: "harbor-demo", targets: ["harbor-demo"]),
+        .executable(name: "harbor-seeds", targets: ["harbor-seeds"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
@@ -24,6 +30,12 @@ let package = Package(
             name: "CHarborLinux",
             cSettings: [.define("_GNU_SOURCE")]
         ),
+        // libsystemd's headers, found through pkg-config (Scripts/install-deps.sh).
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
         // Layer 1+2: typed system calls and the port/message kernel.
         .target(
             name: "HarborPorts",
@@ -34,20 +46,52 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Layer 3: CFRunLoop's semantics over an epoll waitset.
+        .target(
+            name: "HarborRunLoop",
+            dependencies: [
+                "HarborPorts",
+                "CHarborLinux",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
         // The umbrella module users import.
         .target(
             name: "Harbor",
-            dependencies: ["HarborPorts"],
+            dependencies: ["HarborPorts", "HarborRunLoop"],
             swiftSettings: strict
         ),
+        // Harbor's main job, run by the README's first command.
         .executableTarget(
             name: "harbor-demo",
             dependencies: ["Harbor"],
             swiftSettings: strict
         ),
+        // The seed articles' experiments, runnable one by one.
+        .executableTarget(
+            name: "harbor-seeds",
+            dependencies: ["Harbor"],
+            swiftSettings: strict
+        ),
+        // The helper process cross-process tests spawn.
+        .executableTarget(
+            name: "harbor-peer",
+            dependencies: ["Harbor"],
+            swiftSettings: strict
+        ),
+        // Benchmarks: Harbor beside the raw Linux floor and the peers, as ratios.
+        // Kept out of every library product (Scripts/bench.sh runs it).
         .executableTarget(
             name: "harbor-bench",
-            dependencies: ["Harbor", "CHarborLinux"],
+            dependencies: ["Harbor", "CHarborLinux", "CSystemd"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "HarborTestSupport",
+            dependencies: ["HarborPorts", "CHarborLinux"],
+            path: "Tests/HarborTestSupport",
             swiftSettings: strict
         ),
         .testTarget(
@@ -55,10 +99,14 @@ let package = Package(
             dependencies: ["HarborPorts", "HarborTestSupport"],
             swiftSettings: strict
         ),
-        .target(
-            name: "HarborTestSupport",
-            dependencies: ["HarborPorts", "CHarborLinux"],
-            path: "Tests/HarborTestSupport",
+        .testTarget(
+            name: "HarborRunLoopTests",
+            dependencies: ["Harbor", "HarborRunLoop", "HarborTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HarborCrossProcessTests",
+            dependencies: ["Harbor", "HarborTestSupport", "harbor-peer"],
             swiftSettings: strict
         ),
     ],

@@ -1,2 +1,3 @@
 // Harbor — the umbrella module: `import Harbor` brings in every public layer.
 @_exported import HarborPorts
+@_exported import HarborRunLoop

@@ -1,0 +1,1 @@
+// Harbor — the run loop. (Being built: see Docs/RunLoop.md.)

@@ -1,0 +1,1 @@
+print("harbor-peer: nothing yet")

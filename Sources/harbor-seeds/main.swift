@@ -1,0 +1,1 @@
+print("harbor-seeds: nothing yet")
