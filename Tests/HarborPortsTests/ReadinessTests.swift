@@ -1,0 +1,44 @@
+// Harbor — the one idea: a port's receive side is a descriptor that polls
+// readable exactly while a message waits.
+import HarborTestSupport
+import Testing
+@testable import HarborPorts
+
+@Suite struct ReadinessTests {
+    @Test func P01_receiveSideIsReadableExactlyWhileAMessageWaits() throws {
+        try expectNoDescriptorLeak {
+            let port = ReceiveRight()
+            let send = port.makeSendRight()
+            try port.withReadinessDescriptor { fd in
+                #expect(!isReadable(fd))
+                try send.send(Message(id: 1))
+                #expect(isReadable(fd))
+                try send.send(Message(id: 2))
+                _ = try port.receive(timeout: .zero)
+                #expect(isReadable(fd), "one message still waits")
+                _ = try port.receive(timeout: .zero)
+                #expect(!isReadable(fd))
+            }
+        }
+    }
+
+    @Test func P01_aDescriptorMadeAfterMessagesQueuedStartsReadable() throws {
+        let port = ReceiveRight()
+        try port.makeSendRight().send(Message(id: 1))
+        try port.withReadinessDescriptor { fd in #expect(isReadable(fd)) }
+    }
+
+    @Test func P01_theDescriptorIsCreatedOnceAndClosedWithThePort() throws {
+        try expectNoDescriptorLeak {
+            let before = openDescriptorCount()
+            let port = ReceiveRight()
+            #expect(openDescriptorCount() == before, "a port costs no descriptor until something waits")
+            let first = try port.withReadinessDescriptor { $0 }
+            let second = try port.withReadinessDescriptor { $0 }
+            #expect(first == second)
+            #expect(openDescriptorCount() == before + 1)
+            port.destroy()
+            #expect(openDescriptorCount() == before)
+        }
+    }
+}
