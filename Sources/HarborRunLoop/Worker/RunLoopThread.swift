@@ -28,7 +28,7 @@ public final class RunLoopThread: Sendable {
     /// The worker's name, for logs and descriptions.
     public let name: String
     private let thread: Mutex<pthread_t?>
-    private let stopping = Atomic(false)
+    private let stopping = StopFlag()
     private let keepAlive = LoopSource(order: .max, label: "RunLoopThread keep-alive") {}
 
     /// Starts the thread and returns once its loop exists.
@@ -41,7 +41,7 @@ public final class RunLoopThread: Sendable {
             let loop = Loop.current
             loop.add(keepAlive, forMode: .default)
             handOff.deliver(loop)
-            while !stopping.load(ordering: .acquiring) {
+            while !stopping.value.load(ordering: .acquiring) {
                 if loop.run(mode: .default, timeout: nil, returnAfterSourceHandled: false) == .finished { break }
             }
         }
@@ -69,13 +69,13 @@ public final class RunLoopThread: Sendable {
     }
 
     /// Whether ``stop()`` has been called.
-    public var isStopped: Bool { stopping.load(ordering: .acquiring) }
+    public var isStopped: Bool { stopping.value.load(ordering: .acquiring) }
 
     /// Ends the worker: its loop returns, the thread exits and everything the
     /// loop held is released. Waits for the thread, unless called on the
     /// worker itself (then it only tells it to finish). Idempotent.
     public func stop() {
-        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard !stopping.value.exchange(true, ordering: .acquiringAndReleasing) else { return }
         keepAlive.invalidate()
         loop.stop()
         guard let handle = thread.withLock({ $0.take() }) else { return }
@@ -87,6 +87,11 @@ public final class RunLoopThread: Sendable {
     }
 
     deinit { stop() }
+}
+
+/// Shared between the worker and whoever stops it.
+private final class StopFlag: Sendable {
+    let value = Atomic(false)
 }
 
 /// The closure a new thread runs, boxed to cross `pthread_create`.
