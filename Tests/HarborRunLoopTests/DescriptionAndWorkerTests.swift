@@ -22,7 +22,7 @@ extension RunLoopTests {
             #expect(text.contains("tracking (common) {"))
             #expect(text.contains("LoopSource(wake-source, order: 3"))
             #expect(text.contains("PortSource(\(port.portName)"))
-            #expect(text.components(separatedBy: "LoopTimer(heartbeat, next fire in").count == 3)  // in both modes
+            #expect(text.ranges(of: "LoopTimer(heartbeat, next fire in").count == 2)  // in both modes
             #expect(text.contains("activities: [beforeWaiting, exit], order: 7"))
         }
 
@@ -40,7 +40,6 @@ extension RunLoopTests {
                 worker.stop()
                 #expect(worker.isStopped)
                 #expect(worker.loop.isTerminated)  // the thread exited and tore its loop down
-                #expect(send.isDead == false || send.isDead)  // the port lives while `port` is referenced
                 #expect(throws: LoopError.self) { try worker.performAndWait {} }
             }
         }
