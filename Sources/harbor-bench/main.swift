@@ -3,7 +3,7 @@ import Glibc
 
 let usage = """
     usage: harbor-bench list
-           harbor-bench <name>|all [--quick] [--rounds N] [--iterations N]
+           harbor-bench <name>|all [--quick] [--rounds N] [--iterations N] [--only v1,v2]
 
     Each benchmark measures its variants alternately in one process (the raw
     Linux floor among them) and prints median and p99 per operation, with the
@@ -26,6 +26,13 @@ while !arguments.isEmpty {
         }
         arguments.removeFirst()
         if argument == "--rounds" { options.rounds = value } else { options.iterations = value }
+    case "--only":
+        guard let value = arguments.first else {
+            print("--only needs variant names, comma-separated\n\n\(usage)")
+            exit(2)
+        }
+        arguments.removeFirst()
+        options.only.formUnion(value.split(separator: ",").map(String.init))
     case "-h", "--help", "help":
         print(usage)
         exit(0)

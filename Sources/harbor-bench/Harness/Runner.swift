@@ -11,6 +11,8 @@ struct RunOptions {
     var quick = false
     var rounds: Int?
     var iterations: Int?
+    /// Variant names to run (the floor always runs); empty runs them all.
+    var only: Set<String> = []
 
     var effectiveRounds: Int { rounds ?? (quick ? 3 : 20) }
     func effectiveIterations(for benchmark: any Benchmark) -> Int {
@@ -30,7 +32,7 @@ struct VariantResult {
 }
 
 func run(_ benchmark: any Benchmark, options: RunOptions) throws -> [VariantResult] {
-    let variants = try benchmark.makeVariants()
+    let variants = try benchmark.makeVariants().filter { options.only.isEmpty || $0.isFloor || options.only.contains($0.name) }
     let rounds = options.effectiveRounds
     let iterations = options.effectiveIterations(for: benchmark)
     let warmUp = max(10, iterations / 20)
