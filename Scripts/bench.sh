@@ -100,16 +100,19 @@ summarise() {
         if (!(key in seen)) { seen[key] = 1; order[++count] = key }
         medians[key] = medians[key] " " field("median_us")
         ratios[key] = ratios[key] " " field("ratio")
+        rounds[key] = rounds[key] " " field("round_ratio")
         cpu[key] = cpu[key] " " field("cpu_us")
     }
     END {
-        printf "%-9s %-24s %-21s %23s %23s %8s\n", "mode", "benchmark", "variant",
-            "median µs (med min max)", "×floor (med min max)", "CPU µs"
+        printf "%-9s %-21s %23s %23s %23s %7s\n", "mode", "variant",
+            "median µs: med min max", "×floor: med min max", "round ×floor: med min max", "CPU µs"
         for (i = 1; i <= count; i++) {
             split(order[i], k, SUBSEP)
             split(stats(cpu[order[i]]), c, " ")
-            printf "%-9s %-24s %-21s %23s %23s %8s\n", k[1], k[2], k[3],
-                stats(medians[order[i]]), stats(ratios[order[i]]), c[1]
+            if (k[2] != bench) { bench = k[2]; if (k[1] != lastmode || i == 1) print "-- " bench }
+            lastmode = k[1]
+            printf "%-9s %-21s %23s %23s %23s %7s\n", k[1], k[3],
+                stats(medians[order[i]]), stats(ratios[order[i]]), stats(rounds[order[i]]), c[1]
         }
     }' "$results"
 }

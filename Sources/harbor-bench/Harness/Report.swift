@@ -14,7 +14,7 @@ func report(_ benchmark: any Benchmark, _ results: [VariantResult], options: Run
           + " CPUs allowed: \(cpus); clock read \(clockCost) ns")
     print("   " + pad("variant", 20) + pad("median µs", 11, right: true) + pad("p99 µs", 10, right: true)
           + pad("×floor", 9, right: true) + pad("p99 ×floor", 12, right: true)
-          + pad("round ×floor", 15, right: true) + pad("CPU µs", 9, right: true) + "   what")
+          + pad("round ×floor med (min–max)", 27, right: true) + pad("CPU µs", 9, right: true) + "   what")
     for result in results {
         let stats = Statistics(result.samples)
         var ratio = "-", tailRatio = "-", roundRange = "-"
@@ -23,15 +23,18 @@ func report(_ benchmark: any Benchmark, _ results: [VariantResult], options: Run
             tailRatio = formatFixed(Double(stats.p99) / Double(floorStats.p99), decimals: 2)
             let perRound = zip(result.roundMedians, floor.roundMedians).map { Double($0) / Double($1) }
             if let low = perRound.min(), let high = perRound.max() {
-                roundRange = formatFixed(low, decimals: 2) + "–" + formatFixed(high, decimals: 2)
+                roundRange = formatFixed(medianOf(perRound), decimals: 2) + " (" + formatFixed(low, decimals: 2)
+                    + "–" + formatFixed(high, decimals: 2) + ")"
             }
         }
         print("   " + pad(result.name, 20) + pad(stats.median.microseconds, 11, right: true)
               + pad(stats.p99.microseconds, 10, right: true) + pad(ratio, 9, right: true)
-              + pad(tailRatio, 12, right: true) + pad(roundRange, 15, right: true)
+              + pad(tailRatio, 12, right: true) + pad(roundRange, 27, right: true)
               + pad(Statistics(result.roundCPU).median.microseconds, 9, right: true) + "   " + result.label)
     }
-    print("   ×floor: medians pooled over all rounds; round ×floor: range of per-round ratios;"
+    print("   ×floor: medians pooled over all rounds; round ×floor: median and range of the per-round ratios"
+          + " (each round measures every variant back to back, so this one best survives a change of wake-up regime"
+          + " mid-run);"
           + " CPU µs: process CPU time (all threads) per \(benchmark.unit), median over rounds.")
     for note in benchmark.notes { print("   · " + note) }
     for result in results {
@@ -41,6 +44,10 @@ func report(_ benchmark: any Benchmark, _ results: [VariantResult], options: Run
         if let floorStats, floorStats.median > 0 {
             line += " ratio=\(formatFixed(Double(stats.median) / Double(floorStats.median), decimals: 2))"
             line += " p99_ratio=\(formatFixed(Double(stats.p99) / Double(floorStats.p99), decimals: 2))"
+            if let floor {
+                let perRound = zip(result.roundMedians, floor.roundMedians).map { Double($0) / Double($1) }
+                line += " round_ratio=\(formatFixed(medianOf(perRound), decimals: 2))"
+            }
         }
         print(line + " cpu_us=\(Statistics(result.roundCPU).median.microseconds) cpus=\(cpus)")
     }
@@ -67,4 +74,12 @@ extension Substring {
     fileprivate func trimmingCharacters() -> String {
         String(drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == "\n" || $0 == " " }).reversed())
     }
+}
+
+/// The median of a few ratios (the mean of the middle two for an even count).
+func medianOf(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
 }

@@ -14,7 +14,7 @@ struct RunOptions {
     /// Variant names to run (the floor always runs); empty runs them all.
     var only: Set<String> = []
 
-    var effectiveRounds: Int { rounds ?? (quick ? 3 : 20) }
+    var effectiveRounds: Int { rounds ?? (quick ? 3 : 40) }
     func effectiveIterations(for benchmark: any Benchmark) -> Int {
         iterations ?? (quick ? benchmark.iterations.quick : benchmark.iterations.full)
     }

@@ -7,7 +7,7 @@ struct CrossThreadRoundTrip: Benchmark {
     let name = "cross-thread-round-trip"
     let summary = "request + reply between two threads (send, receive, reply)"
     let unit = "round trip"
-    let iterations = (full: 5000, quick: 300)
+    let iterations = (full: 1000, quick: 300)
 
     let notes = [
         "floor: what any design must pay: each side wakes the other with one eventfd write "
