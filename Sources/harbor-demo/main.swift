@@ -79,4 +79,5 @@ func runDemo(requests: Int) throws {
 }
 
 try runDemo(requests: 20_000)
+try runLoopDemo()
 print("harbor-demo: done")
