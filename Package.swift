@@ -114,7 +114,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborRunLoopTests",
-            dependencies: ["Harbor", "HarborRunLoop", "HarborTestSupport"],
+            dependencies: ["Harbor", "HarborRunLoop", "HarborTestSupport", "harbor-seeds"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -66,10 +66,24 @@ extension Loop {
         }
         for entry in due where entry.timer.isValid {
             Callout.timer(entry.timer)
-            // A one-shot timer is done, unless its handler re-armed it.
-            if !entry.repeats && entry.timer.state.withLock({ $0.reschedules }) == entry.reschedules {
-                entry.timer.invalidate()
+            let untouched = entry.timer.state.withLock { $0.reschedules } == entry.reschedules
+            if !entry.repeats {
+                // A one-shot timer is done, unless its handler re-armed it.
+                if untouched { entry.timer.invalidate() }
+            } else if untouched {
+                // Ticks that passed during a long callout are skipped too.
+                skipTicksMissedDuringCallout(entry.timer)
             }
+        }
+    }
+
+    private func skipTicksMissedDuringCallout(_ timer: LoopTimer) {
+        let now = MonotonicInstant.now.nanoseconds
+        guard timer.state.withLock({ $0.valid && $0.fireDate <= now }) else { return }
+        state.withLock { state in
+            _ = timer.advance(pastNow: now)
+            let (modes, fire, tolerance) = timer.state.withLock { ($0.membership.modes, $0.fireDate, $0.tolerance) }
+            for name in modes { state.modes[name]?.timers.schedule(timer, fire: fire, tolerance: tolerance) }
         }
     }
 
