@@ -77,8 +77,15 @@ extension RunLoopTests {
             worker.loop.add(LoopObserver(activities: .beforeWaiting, repeats: false) { _ in asleep.open() }, forMode: .default)
             worker.loop.wakeUp()
             asleep.wait()
-            while !worker.loop.isWaiting { sched_yield() }
-            #expect(worker.loop.isWaiting)
+            // The observer runs just before the loop marks itself waiting and
+            // sleeps: give it that instant (bounded), then it must say so.
+            let deadline = ContinuousClock.now + .seconds(5)
+            var sawWaiting = false
+            while ContinuousClock.now < deadline {
+                if worker.loop.isWaiting { sawWaiting = true; break }
+                sched_yield()
+            }
+            #expect(sawWaiting)
             worker.loop.add(LoopObserver(activities: .afterWaiting, repeats: false) { _ in woke.open() }, forMode: .default)
             worker.loop.wakeUp()
             woke.wait()
