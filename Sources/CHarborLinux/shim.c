@@ -56,6 +56,14 @@ bool charbor_atomic_compare_exchange_i32(int32_t *pointer, int32_t *expected, in
     return __atomic_compare_exchange_n(pointer, expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
+#include <linux/futex.h>
+int charbor_futex_wait(int32_t *word, int32_t expected, const struct timespec *timeout) {
+    return (int)syscall(SYS_futex, word, FUTEX_WAIT, expected, timeout, NULL, 0);
+}
+int charbor_futex_wake(int32_t *word, int32_t count) {
+    return (int)syscall(SYS_futex, word, FUTEX_WAKE, count, NULL, NULL, 0);
+}
+
 extern char **environ;
 char **charbor_environ(void) { return environ; }
 

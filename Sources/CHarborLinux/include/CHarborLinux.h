@@ -78,6 +78,10 @@ int32_t charbor_atomic_load_i32(int32_t *pointer);
 int32_t charbor_atomic_fetch_add_i32(int32_t *pointer, int32_t value);
 bool charbor_atomic_compare_exchange_i32(int32_t *pointer, int32_t *expected, int32_t desired);
 
+// Futex wait/wake on a shared (not private) word: cross-process sleeping.
+int charbor_futex_wait(int32_t *word, int32_t expected, const struct timespec *timeout);
+int charbor_futex_wake(int32_t *word, int32_t count);
+
 // The process environment, for posix_spawn.
 char **charbor_environ(void);
 

@@ -67,6 +67,22 @@ package final class SharedSlots: @unchecked Sendable {
 
     /// Senders announce themselves before sleeping, so the receiver knows to
     /// look for their wait packets when it frees a slot.
-    package func addWaiter(_ delta: Int32) { _ = charbor_atomic_fetch_add_i32(words + 2, delta) }
+    package func addWaiter(_ delta: Int32) {
+        _ = charbor_atomic_fetch_add_i32(words + 2, delta)
+        // Only the slow path gets here; observers (tests) may sleep on the word.
+        _ = charbor_futex_wake(words + 2, Int32.max)
+    }
     package var waiters: Int32 { charbor_atomic_load_i32(words + 2) }
+
+    /// Sleeps until at least one sender waits for a slot, or `timeout` passes;
+    /// returns whether one does. For tests that must act while a sender blocks.
+    package func waitForWaiter(timeout: Duration) -> Bool {
+        let deadline = WaitDeadline(timeout: timeout)
+        while true {
+            let current = waiters
+            if current > 0 { return true }
+            guard var spec = deadline.remaining(), !deadline.hasPassed else { return false }
+            _ = charbor_futex_wait(words + 2, current, &spec)
+        }
+    }
 }
