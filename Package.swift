@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Harbor", targets: ["Harbor"]),
         .library(name: "HarborPorts", targets: ["HarborPorts"]),
         .library(name: "HarborRunLoop", targets: ["HarborRunLoop"]),
+        .library(name: "HarborSystemd", targets: ["HarborSystemd"]),
         .executable(name: "harbor-demo", targets: ["harbor-demo"]),
         .executable(name: "harbor-seeds", targets: ["harbor-seeds"]),
     ],
@@ -57,10 +58,16 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Layer 4: sd-event nesting both ways, sd_notify, socket activation.
+        .target(
+            name: "HarborSystemd",
+            dependencies: ["HarborRunLoop", "HarborPorts", "CSystemd", "CHarborLinux"],
+            swiftSettings: strict
+        ),
         // The umbrella module users import.
         .target(
             name: "Harbor",
-            dependencies: ["HarborPorts", "HarborRunLoop"],
+            dependencies: ["HarborPorts", "HarborRunLoop", "HarborSystemd"],
             swiftSettings: strict
         ),
         // Harbor's main job, run by the README's first command.
@@ -101,7 +108,12 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborRunLoopTests",
-            dependencies: ["Harbor", "HarborRunLoop", "HarborTestSupport"],
+            dependencies: ["Harbor", "HarborRunLoop", "HarborTestSupport", "harbor-seeds"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HarborSystemdTests",
+            dependencies: ["Harbor", "HarborSystemd", "HarborTestSupport", "CSystemd"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -77,6 +77,7 @@ size_t charbor_CMSG_LEN(size_t length) { return CMSG_LEN(length); }
 
 int charbor_pidfd_open(pid_t pid, unsigned int flags) { return (int)syscall(SYS_pidfd_open, pid, flags); }
 int charbor_pidfd_send_signal(int pidfd, int sig) { return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0); }
+pid_t charbor_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 int charbor_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout) {
     return (int)syscall(SYS_epoll_pwait2, epfd, events, maxevents, timeout, NULL, 0);
 }

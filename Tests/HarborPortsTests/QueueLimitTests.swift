@@ -148,3 +148,33 @@ import Testing
         #expect(next == [2_000, 2_000, 2_000, 2_000])
     }
 }
+
+@Suite struct ParkerTests {
+    /// A parker reused after a wake-up must sleep again rather than return at
+    /// once: the blocked-sender loop reuses one parker across retries.
+    @Test func P04_aParkerConsumesItsWakeUp() {
+        let parker = Parker()
+        parker.unpark()
+        #expect(parker.park(until: WaitDeadline(timeout: .seconds(5))))
+        let start = MonotonicInstant.now
+        #expect(!parker.park(until: WaitDeadline(timeout: .milliseconds(20))))
+        #expect(MonotonicInstant.now.nanoseconds - start.nanoseconds >= 20_000_000)
+    }
+
+    /// Three senders contend for a queue of one; every message must arrive.
+    @Test func P04_contendingBlockedSendersAreAllWokenInTurn() throws {
+        let receive = ReceiveRight()
+        try receive.setQueueLimit(1)
+        let send = receive.makeSendRight()
+        let senders = (0..<3).map { sender in
+            TestThread { () -> Bool in
+                for index in 0..<3_000 {
+                    guard (try? send.send(Message(id: Int32(sender * 10_000 + index)))) != nil else { return false }
+                }
+                return true
+            }
+        }
+        for _ in 0..<9_000 { _ = try receive.receive(timeout: .seconds(10)) }
+        #expect(senders.allSatisfy { $0.join() })
+    }
+}

@@ -43,4 +43,36 @@ import Testing
             #expect(openDescriptorCount() == before)
         }
     }
+
+    /// Senders write the eventfd after dropping the port lock; this races
+    /// many senders against a receiver and checks that, once everything has
+    /// settled, the descriptor again says exactly whether a message waits.
+    @Test func P01_readinessIsExactAgainAfterRacingSendsAndReceives() throws {
+        let port = ReceiveRight()
+        let fd = try port.withReadinessDescriptor { $0 }
+        let send = port.makeSendRight()
+        for round in 0..<20 {
+            let senders = (0..<3).map { sender in
+                TestThread { () -> Bool in
+                    for index in 0..<500 {
+                        guard (try? send.send(Message(id: Int32(sender * 1000 + index)))) != nil else { return false }
+                    }
+                    return true
+                }
+            }
+            for _ in 0..<1_500 { _ = try port.receive(timeout: .seconds(10)) }
+            #expect(senders.allSatisfy { $0.join() })
+            #expect(port.status.queuedMessages == 0)
+            guard !isReadable(fd) else {
+                Issue.record("round \(round): readable with an empty queue")
+                return
+            }
+            try send.send(Message(id: -1))
+            guard isReadable(fd) else {
+                Issue.record("round \(round): not readable with a message waiting")
+                return
+            }
+            _ = try port.receive(timeout: .zero)
+        }
+    }
 }

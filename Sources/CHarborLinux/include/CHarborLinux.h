@@ -97,6 +97,8 @@ int charbor_pidfd_open(pid_t pid, unsigned int flags);
 int charbor_pidfd_send_signal(int pidfd, int sig);
 int charbor_memfd_create(const char *name, unsigned int flags);
 int charbor_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout);
+// The kernel's id of the calling thread (equal to getpid() on the main thread).
+pid_t charbor_gettid(void);
 
 // _GNU_SOURCE-only declarations Swift's importer does not see.
 int charbor_ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout);

@@ -1,12 +1,13 @@
 // Harbor — a port: its state machine under a lock, and its readiness descriptor.
 //
-// Lock discipline: `state` guards everything mutable. The only system calls
-// made while it is held are the non-blocking eventfd write and read that
-// keep "readable exactly while a message waits" true; both must happen in
-// the same critical section as the queue change they mirror. Everything else
-// (waking senders, delivering notifications, releasing the rights of drained
-// messages, closing the descriptor) happens after the lock is dropped,
-// because each of those can re-enter another port's lock, or this one's.
+// Lock discipline: `state` guards everything mutable. No callout and no
+// blocking call happens under it. The receive side drains the readiness
+// eventfd under it (a non-blocking read that must pair with the queue
+// becoming empty); the send side writes the eventfd only after unlocking
+// (see ReadinessSignal for why, and how exactness is kept). Waking senders,
+// delivering notifications, releasing the rights of drained messages and
+// closing the descriptor all happen after the lock is dropped, because each
+// of those can re-enter another port's lock, or this one's.
 
 import CHarborLinux
 import DequeModule
@@ -25,7 +26,7 @@ package final class PortCore: Sendable {
         var machine = PortStateMachine()
         /// Created on first need (a blocking receive, a port set, a run
         /// loop), so a port that is only ever polled costs no descriptor.
-        var readiness: EventCounter?
+        var readiness: ReadinessSignal?
         /// The descriptor the port shows the world: an epoll set over
         /// `readiness` and, once the port has them, its connections'
         /// sockets. Decided up front, so it never changes after a run loop
@@ -69,6 +70,7 @@ package final class PortCore: Sendable {
     package func enqueue(_ content: MessageContent, deadline: WaitDeadline) throws(PortError) {
         var parker: Parker?
         while true {
+            var signal: ReadinessSignal?
             var remote: RemoteRoute?
             let outcome = state.withLock { guarded -> PortStateMachine.EnqueueOutcome in
                 if let route = guarded.route {
@@ -78,8 +80,10 @@ package final class PortCore: Sendable {
                 let outcome = guarded.enqueueLocally(content)
                 switch outcome {
                 case .enqueued(let becameReadable):
-                    // Under the lock on purpose: readiness mirrors the queue.
-                    if becameReadable { guarded.readiness?.signal() }
+                    if becameReadable, let readiness = guarded.readiness {
+                        readiness.announce()
+                        signal = readiness
+                    }
                 case .full:
                     if case .immediately = deadline { break }
                     let waiter = parker ?? Parker()
@@ -96,6 +100,7 @@ package final class PortCore: Sendable {
             }
             switch outcome {
             case .enqueued:
+                if let signal { signalAfterUnlock(signal) }
                 return
             case .dead:
                 throw PortError(.deadName, "send to \(name), whose receive right is gone", returning: content)
@@ -109,19 +114,39 @@ package final class PortCore: Sendable {
                 let stillQueued = state.withLock { $0.machine.senderStoppedWaiting(waiter) }
                 if !stillQueued {
                     parker = nil
+                    var signal: ReadinessSignal?
                     let retry = state.withLock { guarded -> PortStateMachine.EnqueueOutcome in
                         if guarded.route != nil { return .full }
                         let outcome = guarded.enqueueLocally(content)
-                        if case .enqueued(true) = outcome { guarded.readiness?.signal() }
+                        if case .enqueued(true) = outcome, let readiness = guarded.readiness {
+                            readiness.announce()
+                            signal = readiness
+                        }
                         return outcome
                     }
-                    if case .enqueued = retry { return }
+                    if case .enqueued = retry {
+                        if let signal { signalAfterUnlock(signal) }
+                        return
+                    }
                     if case .dead = retry {
                         throw PortError(.deadName, "send to \(name), whose receive right is gone", returning: content)
                     }
                 }
                 throw PortError(.timedOut, "\(name) stayed at its queue limit", returning: content)
             }
+        }
+    }
+
+    private func signalAfterUnlock(_ signal: ReadinessSignal) {
+        guard signal.signalAfterUnlock() else { return }
+        clearSpuriousReadiness()
+    }
+
+    /// Makes the readiness descriptor stop polling readable if the queue is
+    /// empty: after a wake-up that found nothing, or a late write.
+    package func clearSpuriousReadiness() {
+        state.withLock { guarded in
+            if guarded.machine.queue.isEmpty { guarded.readiness?.clearWhileEmpty() }
         }
     }
 
@@ -151,7 +176,7 @@ package final class PortCore: Sendable {
         var freedSlots: PortTransport?
         let dequeued = state.withLock { guarded -> PortStateMachine.Dequeued? in
             let dequeued = guarded.machine.dequeue(receivingPort: name)
-            if let dequeued, dequeued.becameEmpty { guarded.readiness?.drain() }
+            if let dequeued, dequeued.becameEmpty { guarded.readiness?.clearWhileEmpty() }
             if let dequeued, dequeued.content.countsAgainstLimit, let transport = guarded.transport {
                 transport.slots.release()
                 freedSlots = transport
@@ -180,6 +205,8 @@ package final class PortCore: Sendable {
                 if let content = tryDequeue() { return content }
                 throw PortError(.timedOut, "no message arrived on \(name) in time")
             }
+            if ready, let content = tryDequeue() { return content }
+            if ready { clearSpuriousReadiness() }
         }
     }
 
@@ -189,19 +216,18 @@ package final class PortCore: Sendable {
         let result = state.withLock { guarded -> Result<CInt, SystemError> in
             if guarded.readinessFD >= 0 { return .success(guarded.readinessFD) }
             do {
-                let counter = try EventCounter()
+                let readiness = try ReadinessSignal()
                 let set = try Epoll()
-                try set.add(counter.rawValue, events: .readable, token: PortTransport.readinessToken)
-                if !guarded.machine.queue.isEmpty { counter.signal() }
-                let fd = set.rawValue
-                guarded.readinessFD = fd
-                guarded.readiness = consume counter
+                try set.add(readiness.descriptor, events: .readable, token: PortTransport.readinessToken)
+                if !guarded.machine.queue.isEmpty { readiness.signalWhileLocked() }
+                guarded.readiness = readiness
+                guarded.readinessFD = set.rawValue
                 guarded.readinessSet = consume set
-                return .success(fd)
+                return .success(guarded.readinessFD)
             } catch let error as SystemError {
                 return .failure(error)
             } catch {
-                preconditionFailure("EventCounter.init and Epoll.init throw only SystemError")
+                preconditionFailure("ReadinessSignal.init and Epoll.init throw only SystemError")
             }
         }
         switch result {
@@ -209,8 +235,6 @@ package final class PortCore: Sendable {
         case .failure(let error): throw PortError(error, "creating the readiness descriptor of \(name)")
         }
     }
-
-    private func closeAfterUnlock(_ readiness: consuming EventCounter?, _ set: consuming Epoll?) {}
 
     // MARK: Attributes
 
@@ -330,7 +354,8 @@ package final class PortCore: Sendable {
     private func finishDestruction(_ destruction: PortStateMachine.Destruction) {
         let set = join(nil)
         set?.removeMember(name)
-        // Closing the descriptor also takes it out of any epoll set.
+        // Dropping the signal closes the descriptor (once no sender still
+        // holds it), which also takes it out of any epoll set.
         let transport = state.withLock { guarded -> PortTransport? in
             hasTransport.store(false, ordering: .releasing)
             defer { guarded.transport = nil }
@@ -338,12 +363,13 @@ package final class PortCore: Sendable {
         }
         // Closing the connections is what tells senders in other processes.
         transport?.shutDown()
-        let readiness = state.withLock { guarded -> EventCounter? in
+        let readiness = state.withLock { guarded -> ReadinessSignal? in
             guarded.readinessFD = -1
             return guarded.readiness.take()
         }
+        _ = readiness
         let readinessSet = state.withLock { $0.readinessSet.take() }
-        closeAfterUnlock(readiness, readinessSet)
+        _ = readinessSet
         for parker in destruction.blockedSenders { parker.unpark() }
         for target in destruction.deadNameTargets {
             NotificationDelivery.deliver(.deadName, about: name, to: target)

@@ -34,9 +34,15 @@ package final class Parker: @unchecked Sendable {
     }
 
     /// Sleeps until unparked (returns true) or the deadline passes (false).
+    /// Consumes the wake-up: a parker reused for a second wait sleeps again.
+    /// (Not consuming it once let a re-registered sender spin and leave stale
+    /// entries in a port's waiter list, so a later sender was never woken.)
     package func park(until deadline: WaitDeadline) -> Bool {
         pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
+        defer {
+            permit = false
+            pthread_mutex_unlock(mutex)
+        }
         while !permit {
             switch deadline {
             case .never:

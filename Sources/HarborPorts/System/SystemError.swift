@@ -17,6 +17,9 @@ public struct SystemError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The name of the system call that failed, for example `"eventfd"`.
     public let call: String
 
+    /// The raw `errno` number, for code that does not import SystemPackage.
+    public var code: CInt { errno.rawValue }
+
     package init(errno code: CInt, call: StaticString) {
         self.errno = Errno(rawValue: code)
         self.call = String(describing: call)

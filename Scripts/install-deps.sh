@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Harbor — installs what building and testing Harbor needs on a fresh Debian
+# machine: libsystemd's headers (HarborSystemd, the sd-bus benchmark) and
+# pkg-config (SwiftPM finds libsystemd through it). Safe to run again: it
+# does nothing when everything is there. Runs as root with no prompt.
+set -euo pipefail
+
+needed=()
+for package in libsystemd-dev pkg-config; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || needed+=("$package")
+done
+if ((${#needed[@]} == 0)); then
+    echo "install-deps: libsystemd-dev and pkg-config are present"
+    exit 0
+fi
+
+as_root=()
+if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+        as_root=(sudo -n)
+    else
+        echo "install-deps: need root to install ${needed[*]} (run as root, or install them yourself)" >&2
+        exit 1
+    fi
+fi
+
+echo "install-deps: installing ${needed[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${needed[@]}" >/dev/null
+echo "install-deps: done"

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Harbor — the whole test suite, from a fresh clone on a fresh machine:
+# installs what is missing, builds warning-free, runs every test.
+#
+# Tests run one at a time (--no-parallel): several of them count this
+# process's open descriptors, which parallel tests would disturb.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash Scripts/install-deps.sh
+bash Scripts/build.sh debug
+
+echo "test: swift test --no-parallel"
+set +e
+swift test --skip-build --no-parallel 2>&1 | tee .build/test.log | grep -v -E "^◇ .* started\.$"
+status=${PIPESTATUS[0]}
+set -e
+if [[ $status -ne 0 ]]; then
+    echo "test: FAILED (exit $status); the full log is .build/test.log" >&2
+    exit "$status"
+fi
+echo "test: all passed"

@@ -1,1 +1,0 @@
-// Harbor — the run loop. (Being built: see Docs/RunLoop.md.)

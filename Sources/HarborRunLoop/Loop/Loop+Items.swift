@@ -1,0 +1,189 @@
+// Harbor — adding and removing sources, timers and observers; common modes.
+import HarborPorts
+import Synchronization
+
+extension Loop {
+    /// Adds a version-0 source to `mode` (or to every common mode for
+    /// `.common`). Adding it again changes nothing. Any thread.
+    /// **CF equivalent:** `CFRunLoopAddSource`.
+    public func add(_ source: LoopSource, forMode mode: LoopMode) { add(.source(source), to: mode) }
+    /// Adds a port source to `mode`; from then on the port wakes the loop by
+    /// itself. Any thread. **CF equivalent:** `CFRunLoopAddSource` (version 1),
+    /// `-[NSRunLoop addPort:forMode:]`.
+    public func add(_ source: PortSource, forMode mode: LoopMode) { add(.port(source), to: mode) }
+    /// Schedules a timer in `mode`. A timer belongs to one loop: adding it to
+    /// a second loop is ignored (CF logs the same mistake and ignores it).
+    /// Any thread. **CF equivalent:** `CFRunLoopAddTimer`, `-[NSRunLoop addTimer:forMode:]`.
+    public func add(_ timer: LoopTimer, forMode mode: LoopMode) { add(.timer(timer), to: mode) }
+    /// Adds an observer to `mode`. Any thread. **CF equivalent:** `CFRunLoopAddObserver`.
+    public func add(_ observer: LoopObserver, forMode mode: LoopMode) { add(.observer(observer), to: mode) }
+
+    /// Removes the source from `mode` only (`.common`: from the common set's
+    /// modes). **CF equivalent:** `CFRunLoopRemoveSource`.
+    public func remove(_ source: LoopSource, forMode mode: LoopMode) { remove(.source(source), from: mode) }
+    /// Removes the port source from `mode` only. **CF equivalent:** `-[NSRunLoop removePort:forMode:]`.
+    public func remove(_ source: PortSource, forMode mode: LoopMode) { remove(.port(source), from: mode) }
+    /// Removes the timer from `mode` only; it stays valid. **CF equivalent:** `CFRunLoopRemoveTimer`.
+    public func remove(_ timer: LoopTimer, forMode mode: LoopMode) { remove(.timer(timer), from: mode) }
+    /// Removes the observer from `mode` only. **CF equivalent:** `CFRunLoopRemoveObserver`.
+    public func remove(_ observer: LoopObserver, forMode mode: LoopMode) { remove(.observer(observer), from: mode) }
+
+    /// Whether the source is in `mode`. **CF equivalent:** `CFRunLoopContainsSource`.
+    public func contains(_ source: LoopSource, inMode mode: LoopMode) -> Bool { contains(.source(source), mode) }
+    /// Whether the port source is in `mode`.
+    public func contains(_ source: PortSource, inMode mode: LoopMode) -> Bool { contains(.port(source), mode) }
+    /// Whether the timer is in `mode`. **CF equivalent:** `CFRunLoopContainsTimer`.
+    public func contains(_ timer: LoopTimer, inMode mode: LoopMode) -> Bool { contains(.timer(timer), mode) }
+    /// Whether the observer is in `mode`. **CF equivalent:** `CFRunLoopContainsObserver`.
+    public func contains(_ observer: LoopObserver, inMode mode: LoopMode) -> Bool { contains(.observer(observer), mode) }
+
+    /// Adds `mode` to the common set: every item added "for common" joins it
+    /// now and posted work "for common" runs in it. Adding `.common` or a mode
+    /// already in the set changes nothing. **CF equivalent:** `CFRunLoopAddCommonMode`.
+    public func addCommonMode(_ mode: LoopMode) {
+        guard mode != .common else { return }
+        state.withLock { state in
+            guard !state.terminated, !state.commonModes.contains(mode) else { return }
+            state.commonModes.append(mode)
+            let modeState = state.mode(mode)
+            modeState.isCommon = true
+            for item in state.commonItems { insert(item, into: modeState, state: &state) }
+            state.wakeIfWaiting()
+        }
+    }
+
+    /// The common set, in the order its modes joined. **CF equivalent:**
+    /// `CFRunLoopCopyAllModes` filtered by commonness (CF has no direct getter).
+    public var commonModes: [LoopMode] { state.withLock { $0.commonModes } }
+
+    // MARK: The one implementation behind the typed methods
+
+    func add(_ item: LoopItem, to mode: LoopMode) {
+        guard item.isValid else { return }
+        state.withLock { state in
+            guard !state.terminated else { return }
+            // One loop per item: refuse an item that lives in another loop.
+            let owned = item.withMembership { membership -> Bool in
+                if let other = membership.loop, other !== self, membership.isScheduled { return false }
+                membership.loop = self
+                return true
+            }
+            guard owned else { return }
+            if mode == .common {
+                if !state.commonItems.contains(where: { $0.identity == item.identity }) {
+                    state.commonItems.append(item)
+                    item.withMembership { $0.isCommon = true }
+                }
+                for name in state.commonModes { insert(item, into: state.mode(name), state: &state) }
+            } else {
+                insert(item, into: state.mode(mode), state: &state)
+            }
+            state.wakeIfWaiting()
+        }
+    }
+
+    func remove(_ item: LoopItem, from mode: LoopMode) {
+        state.withLock { state in
+            if mode == .common {
+                state.commonItems.removeAll { $0.identity == item.identity }
+                item.withMembership { $0.isCommon = false }
+                for name in state.commonModes {
+                    if let modeState = state.modes[name] { extract(item, from: modeState, state: &state) }
+                }
+            } else if let modeState = state.modes[mode] {
+                extract(item, from: modeState, state: &state)
+            }
+            state.wakeIfWaiting()
+        }
+    }
+
+    /// Removes `item` from every mode and from the common items.
+    func removeEverywhere(_ item: LoopItem) {
+        state.withLock { state in
+            state.commonItems.removeAll { $0.identity == item.identity }
+            item.withMembership { $0.isCommon = false }
+            let modes = item.withMembership { $0.modes }
+            for name in modes {
+                if let modeState = state.modes[name] { extract(item, from: modeState, state: &state) }
+            }
+            state.wakeIfWaiting()
+        }
+    }
+
+    func contains(_ item: LoopItem, _ mode: LoopMode) -> Bool {
+        if mode == .common { return state.withLock { $0.commonItems.contains { $0.identity == item.identity } } }
+        return item.withMembership { $0.loop === self && $0.modes.contains(mode) }
+    }
+
+    /// A timer's dates changed: move it in every mode's heaps; a sleeping
+    /// loop wakes to re-arm its timerfd.
+    func timerRescheduled(_ timer: LoopTimer) {
+        state.withLock { state in
+            let (modes, fire, tolerance, valid) = timer.state.withLock {
+                ($0.membership.modes, $0.fireDate, $0.tolerance, $0.valid)
+            }
+            guard valid else { return }
+            for name in modes {
+                state.modes[name]?.timers.schedule(timer, fire: fire, tolerance: tolerance)
+            }
+            state.wakeIfWaiting()
+        }
+    }
+
+    // MARK: Per-mode insertion and extraction (loop lock held)
+
+    private func insert(_ item: LoopItem, into mode: ModeState, state: inout LoopState) {
+        let isNew = item.withMembership { $0.modes.insert(mode.name).inserted }
+        guard isNew else { return }
+        switch item {
+        case .source(let source):
+            mode.sources.append(source)
+        case .port(let port):
+            let token = port.token.withLock { token -> WaitToken in
+                if let token { return token }
+                let made = state.portSlots.insert(port, kind: .port)
+                token = made
+                return made
+            }
+            // epoll_ctl under the loop lock, on purpose: the kernel's view of
+            // the mode must change in the same critical section as ours, or a
+            // racing remove could leave a registration behind. It never blocks.
+            do {
+                try mode.epoll.add(port.readinessDescriptor, events: .readable, token: token.rawValue)
+            } catch {
+                preconditionFailure("Harbor: cannot add port \(port.portName) to mode \(mode.name): \(error)")
+            }
+            mode.ports.append(port)
+            mode.ports.sort { $0.order < $1.order }
+        case .timer(let timer):
+            let (fire, tolerance) = timer.state.withLock { ($0.fireDate, $0.tolerance) }
+            mode.timers.schedule(timer, fire: fire, tolerance: tolerance)
+        case .observer(let observer):
+            let index = mode.observers.firstIndex { $0.order > observer.order } ?? mode.observers.endIndex
+            mode.observers.insert(observer, at: index)
+            mode.recomputeObserverMask()
+        }
+    }
+
+    private func extract(_ item: LoopItem, from mode: ModeState, state: inout LoopState) {
+        let (wasThere, nowNowhere) = item.withMembership { membership -> (Bool, Bool) in
+            let removed = membership.modes.remove(mode.name) != nil
+            return (removed, membership.modes.isEmpty && !membership.isCommon)
+        }
+        guard wasThere else { return }
+        switch item {
+        case .source(let source):
+            mode.sources.removeAll { $0 === source }
+        case .port(let port):
+            try? mode.epoll.remove(port.readinessDescriptor)
+            mode.ports.removeAll { $0 === port }
+            if nowNowhere, let token = port.token.withLock({ $0.take() }) { state.portSlots.remove(token) }
+        case .timer(let timer):
+            mode.timers.remove(timer)
+        case .observer(let observer):
+            mode.observers.removeAll { $0 === observer }
+            mode.recomputeObserverMask()
+        }
+        if nowNowhere { item.withMembership { $0.loop = nil } }
+    }
+}

@@ -1,0 +1,130 @@
+// Harbor — one run of a mode, top to bottom, in Darwin's order.
+import CHarborLinux
+import Glibc
+import HarborPorts
+import Synchronization
+
+extension Loop {
+    /// The passes of one run (CF's `__CFRunLoopRun`). Each numbered step is
+    /// one step of CFRunLoop's iteration; every callout happens with no lock
+    /// held, and everything is looked up again after it.
+    func iterate(_ mode: ModeState, deadline: Int64?, returnAfterSourceHandled: Bool) -> LoopRunResult {
+        let depth = frames.depth
+        frames.depth += 1
+        defer { frames.depth -= 1 }
+        let events = frames.buffer(at: depth)
+
+        // A stop sent while the loop was not running ends this run at once.
+        if takeStopRequest() { return .stopped }
+        let timeoutIsZero = deadline.map { $0 <= MonotonicInstant.now.nanoseconds } ?? false
+
+        while true {
+            // 1-2. Observers: timers, then sources, are about to be looked at.
+            notifyObservers(mode, .beforeTimers)
+            notifyObservers(mode, .beforeSources)
+
+            // 3-5. Blocks, signalled version-0 sources, blocks again.
+            var handled = doBlocks(mode)
+            if doSources(mode, stopAfterOne: returnAfterSourceHandled) {
+                handled = true
+                _ = doBlocks(mode)
+            }
+
+            // 6. Sleep only if nothing ran and time is left; otherwise poll.
+            var poll = handled || timeoutIsZero
+            if !poll { notifyObservers(mode, .beforeWaiting) }
+            if !prepareToWait(mode, poll: poll) { poll = true }
+            let count = wait(mode, into: events, poll: poll, deadline: deadline)
+            if !poll { notifyObservers(mode, .afterWaiting) }
+
+            // 7. What woke us: timers first, then ports (the wake-up eventfd
+            //    needs nothing: it is edge-triggered and never read).
+            var timerFired = false
+            for index in 0..<count where events[index].data.u64 == WaitToken.timer.rawValue {
+                timerFired = true
+            }
+            if timerFired { doTimers(mode) }
+            for index in 0..<count {
+                guard let token = WaitToken(rawValue: events[index].data.u64), token.kind == .port else { continue }
+                if doPort(token, in: mode) { handled = true }
+            }
+
+            // 8. Blocks posted by whatever just ran.
+            if doBlocks(mode) { handled = true }
+
+            // 9. Why to return, in CF's order of precedence.
+            if handled && returnAfterSourceHandled { return .handledSource }
+            if let deadline, MonotonicInstant.now.nanoseconds >= deadline { return .timedOut }
+            if takeStopRequest() { return .stopped }
+            if state.withLock({ isEmpty(mode, $0) }) { return .finished }
+        }
+    }
+
+    /// Sleeps in the mode's epoll set until something is ready or `deadline`;
+    /// with `poll`, only looks. Returns how many events are in `events`.
+    private func wait(
+        _ mode: ModeState, into events: UnsafeMutableBufferPointer<epoll_event>, poll: Bool, deadline: Int64?
+    ) -> Int {
+        var timeout: CInt = -1
+        if poll {
+            timeout = 0
+        } else if let deadline {
+            let left = deadline - MonotonicInstant.now.nanoseconds
+            // Round up, so the loop never wakes a hair early and spins.
+            timeout = left <= 0 ? 0 : CInt(clamping: (left + 999_999) / 1_000_000)
+        }
+        let count: Int
+        do {
+            count = try mode.epoll.wait(into: events, timeoutMilliseconds: timeout)
+        } catch {
+            // Only EBADF/EFAULT/EINVAL are possible, and all mean our own
+            // epoll descriptor is broken: a bug, not a runtime condition.
+            preconditionFailure("Harbor: epoll_wait on mode \(mode.name) failed: \(error)")
+        }
+        if !poll { state.withLock { $0.isWaiting = false } }
+        return count
+    }
+
+    /// Arms the mode's timerfd to its earliest hard deadline, then — in one
+    /// critical section with the checks — marks the loop as sleeping, unless
+    /// work is already waiting (then returns false: poll instead). Doing the
+    /// check and the mark under the lock every poster takes is what makes a
+    /// lost wake-up impossible.
+    private func prepareToWait(_ mode: ModeState, poll: Bool) -> Bool {
+        while true {
+            let (wanted, armed) = state.withLock { _ in (mode.timers.earliestHardDeadline, mode.armedDeadline) }
+            if wanted != armed { rearm(mode, to: wanted) }
+            if poll { return true }
+            let outcome = state.withLock { state -> Bool? in
+                guard mode.timers.earliestHardDeadline == mode.armedDeadline else { return nil }
+                if state.stopRequested || mode.sources.contains(where: \.isSignalled)
+                    || state.blocks.contains(where: { $0.runs(in: mode) }) {
+                    return false
+                }
+                state.isWaiting = true
+                return true
+            }
+            if let outcome { return outcome }
+        }
+    }
+
+    private func rearm(_ mode: ModeState, to deadline: Int64?) {
+        do {
+            if let deadline {
+                try mode.timerDescriptor.arm(at: MonotonicInstant(nanoseconds: deadline))
+            } else {
+                try mode.timerDescriptor.disarm()
+            }
+        } catch {
+            preconditionFailure("Harbor: timerfd_settime on mode \(mode.name) failed: \(error)")
+        }
+        state.withLock { _ in mode.armedDeadline = deadline }
+    }
+
+    func takeStopRequest() -> Bool {
+        state.withLock { state in
+            defer { state.stopRequested = false }
+            return state.stopRequested
+        }
+    }
+}

@@ -1,0 +1,78 @@
+// Harbor — the ways to run a loop (NSRunLoop's three and CF's two).
+import HarborPorts
+import Synchronization
+
+extension Loop {
+    /// Runs `.default` pass after pass for as long as it has sources or
+    /// timers. ``stop()`` ends only the current pass, as on Darwin; to end it
+    /// for good, remove the mode's sources or use ``runUntilStopped()``.
+    /// Only the loop's own thread may call it.
+    /// **CF equivalent:** `-[NSRunLoop run]`.
+    public func run() {
+        while run(mode: .default, before: nil) {}
+    }
+
+    /// Like ``run()``, until `deadline`. **CF equivalent:** `-[NSRunLoop runUntilDate:]`.
+    public func run(until deadline: ContinuousClock.Instant) {
+        while run(mode: .default, before: deadline) && ContinuousClock.now < deadline {}
+    }
+
+    /// Runs one pass of `mode`: it returns after the first non-timer source
+    /// was handled (a port message, a signalled source, a performed block),
+    /// after ``stop()``, or at `deadline` (`nil`: no deadline).
+    /// - Returns: false if the mode had no sources or timers, so nothing ran.
+    /// **CF equivalent:** `-[NSRunLoop runMode:beforeDate:]`.
+    @discardableResult
+    public func run(mode: LoopMode, before deadline: ContinuousClock.Instant?) -> Bool {
+        let timeout = deadline.map { ContinuousClock.now.duration(to: $0) }
+        return run(mode: mode, timeout: timeout, returnAfterSourceHandled: true) != .finished
+    }
+
+    /// The primitive every other run is built on: runs `mode` until a reason
+    /// to return, and says which.
+    /// - Parameters:
+    ///   - mode: the mode to run; `.common` or an empty mode returns
+    ///     ``LoopRunResult/finished`` at once without telling observers.
+    ///   - timeout: `nil` for none; zero makes one non-blocking pass.
+    ///   - returnAfterSourceHandled: return ``LoopRunResult/handledSource``
+    ///     after the first source (not timer) was handled.
+    /// Only the loop's own thread may call it (a `precondition`). Runs may
+    /// nest: a callout may run the loop again, in the same or another mode.
+    /// **CF equivalent:** `CFRunLoopRunInMode`.
+    public func run(mode: LoopMode, timeout: Duration?, returnAfterSourceHandled: Bool) -> LoopRunResult {
+        preconditionOnOwnThread("Loop.run")
+        let deadline = timeout.map { MonotonicInstant.now.adding($0).nanoseconds }
+        return runSpecific(mode, deadline: deadline, returnAfterSourceHandled: returnAfterSourceHandled)
+    }
+
+    /// Runs `.default` until ``stop()`` is called or the mode empties.
+    /// **CF equivalent:** `CFRunLoopRun`.
+    public func runUntilStopped() {
+        while true {
+            let result = run(mode: .default, timeout: nil, returnAfterSourceHandled: false)
+            if result == .stopped || result == .finished { return }
+        }
+    }
+
+    /// Enters `name`, tells observers `entry` and `exit` around the passes,
+    /// and keeps the outer mode for nested runs.
+    private func runSpecific(_ name: LoopMode, deadline: Int64?, returnAfterSourceHandled: Bool) -> LoopRunResult {
+        guard name != .common else { return .finished }
+        let entered = state.withLock { state -> ModeState? in
+            guard !state.terminated, let mode = state.modes[name], !isEmpty(mode, state) else { return nil }
+            state.modeStack.append(name)
+            return mode
+        }
+        guard let mode = entered else { return .finished }
+        notifyObservers(mode, .entry)
+        let result = iterate(mode, deadline: deadline, returnAfterSourceHandled: returnAfterSourceHandled)
+        notifyObservers(mode, .exit)
+        state.withLock { _ = $0.modeStack.popLast() }
+        return result
+    }
+
+    /// A mode is empty without sources, timers or blocks waiting for it.
+    func isEmpty(_ mode: ModeState, _ state: borrowing LoopState) -> Bool {
+        !mode.hasSourcesOrTimers && !state.blocks.contains { $0.runs(in: mode) }
+    }
+}

@@ -1,0 +1,185 @@
+// Harbor — the run loop object: one per thread, found through `current` and `main`.
+import CHarborLinux
+import Glibc
+import DequeModule
+import HarborPorts
+import Synchronization
+
+/// A CFRunLoop-style event loop: it keeps a thread alive, sleeps in one
+/// `epoll_wait` when idle, and wakes for port messages, timers, signalled
+/// sources and posted work.
+///
+/// Each thread has at most one loop, made the first time the thread asks for
+/// ``current``; ``main`` is the main thread's loop (the thread whose kernel
+/// id equals the process id), reachable from any thread. A loop is torn down
+/// when its thread exits: its modes, descriptors and items are released.
+///
+/// Every method may be called from any thread, except running the loop,
+/// which only its own thread may do (a `precondition`, as Apple traps too).
+///
+/// **CF equivalent:** `CFRunLoopRef` (`NSRunLoop` minus its thread-unsafety).
+public final class Loop: Sendable {
+    let state: Mutex<LoopState>
+    /// `pthread_self()` of the owning thread; 0 until claimed (the main
+    /// loop may be made from another thread before the main thread asks).
+    let owner: Atomic<UInt>
+    /// The owner's kernel thread id, for descriptions and messages.
+    let threadID: pid_t
+    /// Whether this is the main thread's loop.
+    public let isMain: Bool
+    /// Per-nesting-depth event buffers; touched only by the loop's thread.
+    let frames = FrameBuffers()
+
+    init(owner: pthread_t?, threadID: pid_t, isMain: Bool) {
+        state = Mutex(LoopState())
+        self.owner = Atomic(owner.map { UInt($0) } ?? 0)
+        self.threadID = threadID
+        self.isMain = isMain
+    }
+
+    /// The calling thread's loop, created on first access.
+    ///
+    /// **Cost:** one `pthread_getspecific` after the first call.
+    /// **CF equivalent:** `CFRunLoopGetCurrent`, `NSRunLoop.currentRunLoop`.
+    public static var current: Loop {
+        if let existing = pthread_getspecific(loopKey) {
+            return Unmanaged<Loop>.fromOpaque(existing).takeUnretainedValue()
+        }
+        let tid = charbor_gettid()
+        let loop: Loop
+        if tid == getpid() {
+            loop = main
+            loop.owner.store(UInt(pthread_self()), ordering: .releasing)
+        } else {
+            loop = Loop(owner: pthread_self(), threadID: tid, isMain: false)
+        }
+        // The thread-specific slot holds one reference; its destructor tears
+        // the loop down when the thread exits.
+        pthread_setspecific(loopKey, Unmanaged.passRetained(loop).toOpaque())
+        return loop
+    }
+
+    /// The main thread's loop, from any thread. **CF equivalent:** `CFRunLoopGetMain`.
+    public static var main: Loop {
+        mainLoop.withLock { stored in
+            if let stored { return stored }
+            let made = Loop(owner: nil, threadID: getpid(), isMain: true)
+            stored = made
+            return made
+        }
+    }
+
+    /// Whether the calling thread owns this loop (and so may run it).
+    public var isCurrent: Bool {
+        let me = UInt(pthread_self())
+        let claimed = owner.load(ordering: .acquiring)
+        if claimed == me { return true }
+        if claimed == 0 && isMain && charbor_gettid() == getpid() {
+            owner.store(me, ordering: .releasing)
+            return true
+        }
+        return false
+    }
+
+    func preconditionOnOwnThread(_ what: StaticString) {
+        precondition(isCurrent, "Harbor: \(what) called on thread \(charbor_gettid()), but this loop belongs to thread \(threadID); only a loop's own thread may run it")
+    }
+
+    /// The innermost mode the loop is running in; nil when it is not running.
+    /// **CF equivalent:** `CFRunLoopCopyCurrentMode`.
+    public var currentMode: LoopMode? { state.withLock { $0.modeStack.last } }
+
+    /// Whether the loop is asleep in `epoll_wait`. **CF equivalent:** `CFRunLoopIsWaiting`.
+    public var isWaiting: Bool { state.withLock { $0.isWaiting } }
+
+    /// Every mode that exists (default plus those created by use).
+    /// **CF equivalent:** `CFRunLoopCopyAllModes`.
+    public var allModes: [LoopMode] {
+        state.withLock { state in state.modes.keys.sorted { $0.name < $1.name } }
+    }
+
+    /// Makes the innermost running pass return ``LoopRunResult/stopped``; if
+    /// the loop is not running, its next run returns `stopped` at once.
+    /// Any thread. **CF equivalent:** `CFRunLoopStop`.
+    public func stop() {
+        state.withLock { state in
+            state.stopRequested = true
+            state.wakeUp?.counter.signal()
+        }
+    }
+
+    /// Ends the loop's sleep, if it sleeps; it then runs one more pass.
+    /// Any thread. **Cost:** one eventfd write. **CF equivalent:** `CFRunLoopWakeUp`.
+    public func wakeUp() {
+        state.withLock { $0.wakeUp?.counter.signal() }
+    }
+
+    /// Called when the owning thread exits: drops every mode (closing its
+    /// epoll set and timerfd, releasing its items) and the wake-up eventfd,
+    /// and fails pending `performAndWait` calls.
+    func terminate() {
+        let (modes, blocks, items, wake) = state.withLock { state in
+            state.terminated = true
+            defer {
+                state.modes = [:]
+                state.blocks = []
+                state.commonItems = []
+                state.portSlots = SlotTable()
+            }
+            return (state.modes, state.blocks, state.commonItems, state.wakeUp.take())
+        }
+        for mode in modes.values {
+            for item in mode.allItems { item.withMembership { $0 = Membership() } }
+        }
+        for item in items { item.withMembership { $0 = Membership() } }
+        for pending in blocks { pending.completion?.finish(ran: false) }
+        _ = wake  // released here, outside the lock: closes the eventfd
+    }
+
+    /// Whether the loop's thread has exited.
+    public var isTerminated: Bool { state.withLock { $0.terminated } }
+}
+
+extension ModeState {
+    var allItems: [LoopItem] {
+        sources.map { .source($0) } + ports.map { .port($0) }
+            + timers.timers.values.map { .timer($0) } + observers.map { .observer($0) }
+    }
+}
+
+/// The main loop, made by whichever thread asks first.
+private let mainLoop = Mutex<Loop?>(nil)
+
+/// The thread-specific key holding each thread's loop; its destructor tears
+/// the loop down when the thread exits.
+private let loopKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let result = pthread_key_create(&key) { pointer in
+        guard let pointer else { return }
+        let loop = Unmanaged<Loop>.fromOpaque(pointer).takeRetainedValue()
+        loop.terminate()
+    }
+    precondition(result == 0, "Harbor: pthread_key_create failed (\(result))")
+    return key
+}()
+
+/// Event buffers for `epoll_wait`, one per nesting depth, so a run nested
+/// in a callout never overwrites the events its outer run is still handling.
+final class FrameBuffers: @unchecked Sendable {
+    // @unchecked: used only by the loop's own thread (every run checks
+    // `preconditionOnOwnThread` first).
+    static let capacity = 64
+    private var buffers: [UnsafeMutableBufferPointer<epoll_event>] = []
+    var depth = 0
+
+    func buffer(at depth: Int) -> UnsafeMutableBufferPointer<epoll_event> {
+        while buffers.count <= depth {
+            buffers.append(.allocate(capacity: Self.capacity))
+        }
+        return buffers[depth]
+    }
+
+    deinit {
+        for buffer in buffers { buffer.deallocate() }
+    }
+}

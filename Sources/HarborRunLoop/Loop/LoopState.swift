@@ -1,0 +1,90 @@
+// Harbor — the part of a loop other threads may touch, kept under one lock.
+import DequeModule
+import HarborPorts
+import Synchronization
+
+/// A block posted with ``Loop/perform(_:)`` and its modes.
+struct PendingBlock {
+    enum Modes {
+        /// Runs in any mode that is common at the time the block runs.
+        case common
+        case one(LoopMode)
+        case some([LoopMode])
+    }
+
+    var sequence: UInt64
+    var modes: Modes
+    var block: @Sendable () -> Void
+    /// Set for `performAndWait`: told whether the block ran.
+    var completion: BlockCompletion?
+
+    func runs(in mode: ModeState) -> Bool {
+        switch modes {
+        case .common: mode.isCommon
+        case .one(let name): name == mode.name
+        case .some(let names): names.contains(mode.name) || (mode.isCommon && names.contains(.common))
+        }
+    }
+}
+
+/// The loop's cross-thread state. Every field is guarded by `Loop.state`.
+struct LoopState: ~Copyable {
+    /// nil once the loop's thread has exited.
+    var wakeUp: WakeUpCounter? = WakeUpCounter()
+    var modes: [LoopMode: ModeState] = [:]
+    /// The common set, in the order modes joined it.
+    var commonModes: [LoopMode] = [.default]
+    /// Items added "for common", added again to each mode joining the set.
+    var commonItems: [LoopItem] = []
+    var blocks = Deque<PendingBlock>()
+    var nextBlockSequence: UInt64 = 0
+    var stopRequested = false
+    var isWaiting = false
+    /// The modes of the runs in progress, innermost last.
+    var modeStack: [LoopMode] = []
+    var portSlots = SlotTable<PortSource>()
+    var terminated = false
+
+    init() {
+        let wake = wakeUp!.counter.rawValue
+        let defaultMode = ModeState(name: .default, wakeDescriptor: wake)
+        defaultMode.isCommon = true
+        modes[.default] = defaultMode
+    }
+
+    /// The mode called `name`, created on first use.
+    mutating func mode(_ name: LoopMode) -> ModeState {
+        if let mode = modes[name] { return mode }
+        let mode = ModeState(name: name, wakeDescriptor: wakeUp?.counter.rawValue ?? -1)
+        mode.isCommon = commonModes.contains(name)
+        modes[name] = mode
+        return mode
+    }
+
+    /// Wakes the loop if it sleeps. The eventfd write is the one system call
+    /// made under the lock: it is non-blocking, and doing it here means a
+    /// wake-up can never be lost between "loop decides to sleep" and
+    /// "loop sleeps" (the loop sets `isWaiting` under this same lock).
+    func wakeIfWaiting() {
+        if isWaiting { wakeUp?.counter.signal() }
+    }
+}
+
+/// Lets `performAndWait` sleep until its block ran (or was dropped).
+final class BlockCompletion: Sendable {
+    private let parker = Parker()
+    private let outcome = Mutex<Bool?>(nil)
+
+    func finish(ran: Bool) {
+        outcome.withLock { $0 = ran }
+        parker.unpark()
+    }
+
+    /// Waits; true if the block ran, false if its loop died first.
+    func wait() -> Bool {
+        while true {
+            if let ran = outcome.withLock({ $0 }) { return ran }
+            _ = parker.park(until: .never)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+// Harbor — one mode of one loop: its items and its waitset.
+import HarborPorts
+
+/// Everything a loop keeps per mode.
+///
+/// The waitset is the mode's own epoll set, as in CF: waiting only on the
+/// running mode's set is what keeps a level-triggered source of another mode
+/// from spinning the loop. The loop's wake-up eventfd (edge-triggered) and
+/// the mode's timerfd are in the set from the start.
+final class ModeState: @unchecked Sendable {
+    // @unchecked: every `var` is read and written only while the owning
+    // loop's `state` lock is held; the `let`s are immutable after init.
+
+    let name: LoopMode
+    let epoll: Epoll
+    let timerDescriptor: TimerDescriptor
+    /// Whether the mode is in the loop's common set (blocks posted "for
+    /// common" run here).
+    var isCommon = false
+    var sources: [LoopSource] = []
+    var ports: [PortSource] = []
+    var timers = ModeTimers()
+    /// Sorted by `order`; equal orders keep the order they were added in.
+    var observers: [LoopObserver] = []
+    /// Union of the observers' activities: skips the observer pass cheaply.
+    var observerMask: LoopActivity = []
+    /// The deadline the timerfd is armed to (CLOCK_MONOTONIC ns), or nil.
+    /// Written only by the loop's own thread.
+    var armedDeadline: Int64?
+
+    /// Makes the epoll set and timerfd. Traps if the kernel refuses, as CF
+    /// does when it cannot allocate a mode's port set or timer port.
+    init(name: LoopMode, wakeDescriptor: CInt) {
+        self.name = name
+        do {
+            epoll = try Epoll()
+            timerDescriptor = try TimerDescriptor()
+            try epoll.add(wakeDescriptor, events: [.readable, .edgeTriggered], token: WaitToken.wakeUp.rawValue)
+            try epoll.add(timerDescriptor.rawValue, events: .readable, token: WaitToken.timer.rawValue)
+        } catch {
+            preconditionFailure("Harbor: cannot create the waitset of run-loop mode \(name): \(error)")
+        }
+    }
+
+    /// A mode with no source and no timer is empty: running it finishes at
+    /// once. Observers do not count.
+    var hasSourcesOrTimers: Bool { !sources.isEmpty || !ports.isEmpty || !timers.isEmpty }
+
+    func recomputeObserverMask() {
+        observerMask = observers.reduce(into: []) { $0.formUnion($1.activities) }
+    }
+}
+
+/// The loop's wake-up eventfd, in a class so the loop's state can drop it
+/// (closing it) when the thread exits.
+final class WakeUpCounter: Sendable {
+    let counter: EventCounter
+    init() {
+        do { counter = try EventCounter() } catch {
+            preconditionFailure("Harbor: cannot create a run loop's wake-up eventfd: \(error)")
+        }
+    }
+}

@@ -1,0 +1,51 @@
+// Harbor — observers: callbacks at fixed points of every pass.
+import Synchronization
+
+/// A callback the loop calls at the activities it asked for.
+///
+/// Observers of one mode are called in ascending ``order`` (`Int.min` first,
+/// `Int.max` last — the slot a per-pass clean-up uses, like the autorelease
+/// pool observers on Darwin). A non-repeating observer is invalidated after
+/// its first call. Observers do not keep a mode alive.
+///
+/// **Cost:** nothing while no observer of the running mode wants the
+/// activity (a mask test); otherwise one lock and one array per activity.
+/// **Thread safety:** any thread; the handler runs on the loop's thread with
+/// no lock held.
+/// **CF equivalent:** `CFRunLoopObserverCreate`, `CFRunLoopAddObserver`.
+public final class LoopObserver: Sendable, CustomStringConvertible {
+    /// Which activities the observer wants.
+    public let activities: LoopActivity
+    /// Whether it stays after its first call.
+    public let repeats: Bool
+    /// Lower orders are called first.
+    public let order: Int
+    let handler: @Sendable (LoopActivity) -> Void
+    let membership = Mutex(Membership())
+    private let valid = Atomic(true)
+
+    /// An observer of `activities` that calls `handler` with the activity.
+    public init(
+        activities: LoopActivity, repeats: Bool = true, order: Int = 0,
+        _ handler: @escaping @Sendable (LoopActivity) -> Void
+    ) {
+        self.activities = activities
+        self.repeats = repeats
+        self.order = order
+        self.handler = handler
+    }
+
+    /// False once invalidated (by ``invalidate()`` or after the only call of
+    /// a non-repeating observer).
+    public var isValid: Bool { valid.load(ordering: .acquiring) }
+
+    /// Removes the observer from every mode of its loop. CF: `CFRunLoopObserverInvalidate`.
+    public func invalidate() {
+        guard valid.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        membership.withLock { $0.loop }?.removeEverywhere(.observer(self))
+    }
+
+    public var description: String {
+        "LoopObserver(activities: \(activities), order: \(order), repeats: \(repeats))"
+    }
+}

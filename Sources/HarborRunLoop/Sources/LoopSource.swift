@@ -1,0 +1,76 @@
+// Harbor — version-0 sources: work another thread marks as pending.
+import Synchronization
+
+/// A source the loop runs when it has been signalled (CF's "version 0").
+///
+/// `signal()` marks the source pending from any thread; the loop notices at
+/// its next pass. A loop that sleeps needs ``Loop/wakeUp()`` as well, or use
+/// ``signalAndWakeUp()``, which does both. Pending sources run in ascending
+/// ``order``, then in the order they were signalled. Running one counts as
+/// "handled source" (it ends ``Loop/run(mode:before:)``).
+///
+/// A source keeps a mode alive: a mode holding one is not empty, even if it
+/// is never signalled (``RunLoopThread`` uses exactly that).
+///
+/// **Cost:** `signal()` is two atomic stores; the loop looks at each of the
+/// mode's sources under its lock once per pass.
+/// **Thread safety:** every method, any thread. The handler runs on the
+/// loop's thread with no lock held.
+/// **CF equivalent:** `CFRunLoopSourceCreate` with a version-0 context,
+/// `CFRunLoopSourceSignal`, `CFRunLoopSourceInvalidate`.
+public final class LoopSource: Sendable, CustomStringConvertible {
+    /// Sources with a lower order run first. Fixed at creation, as in CF.
+    public let order: Int
+    let handler: @Sendable () -> Void
+    let label: String
+    let membership = Mutex(Membership())
+    private let valid = Atomic(true)
+    private let pending = Atomic(false)
+    /// When it was last signalled, for ordering sources of equal `order`.
+    let signalStamp = Atomic<UInt64>(0)
+
+    private static let stamps = Atomic<UInt64>(0)
+
+    /// A source that calls `handler` on its loop's thread each time it runs.
+    /// - Parameters:
+    ///   - order: lower runs first; default 0.
+    ///   - label: a name for ``Loop/description``.
+    public init(order: Int = 0, label: String = "source", _ handler: @escaping @Sendable () -> Void) {
+        self.order = order
+        self.label = label
+        self.handler = handler
+    }
+
+    /// Marks the source pending; the loop runs it at its next pass.
+    /// Does not wake a sleeping loop (see ``signalAndWakeUp()``).
+    public func signal() {
+        signalStamp.store(Self.stamps.add(1, ordering: .relaxed).newValue, ordering: .relaxed)
+        pending.store(true, ordering: .releasing)
+    }
+
+    /// Signals the source and wakes the loop it is in. CF: `CFRunLoopSourceSignal`
+    /// followed by `CFRunLoopWakeUp`.
+    public func signalAndWakeUp() {
+        signal()
+        membership.withLock { $0.loop }?.wakeUp()
+    }
+
+    /// Whether the source is signalled and has not run since.
+    public var isSignalled: Bool { pending.load(ordering: .acquiring) }
+
+    /// Takes the pending mark; true if it was set.
+    func takeSignal() -> Bool { pending.exchange(false, ordering: .acquiringAndReleasing) }
+
+    /// False once ``invalidate()`` ran.
+    public var isValid: Bool { valid.load(ordering: .acquiring) }
+
+    /// Removes the source from every mode of its loop; it never runs again.
+    public func invalidate() {
+        guard valid.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        membership.withLock { $0.loop }?.removeEverywhere(.source(self))
+    }
+
+    public var description: String {
+        "LoopSource(\(label), order: \(order), signalled: \(isSignalled), valid: \(isValid))"
+    }
+}

@@ -1,0 +1,136 @@
+// Harbor — timers: a fire date on CLOCK_MONOTONIC, an optional interval, a tolerance.
+import HarborPorts
+import Synchronization
+
+/// A timer that calls its handler on the loop's thread at its fire date, and
+/// then every `interval` if it repeats.
+///
+/// - **Never early:** a timer never fires before its fire date.
+/// - **On the grid:** a repeating timer's later fire dates are
+///   `fireDate + k·interval`; ticks missed while the thread was busy are
+///   skipped, never fired in a burst.
+/// - **Tolerance:** the loop may fire it up to `tolerance` late so that
+///   timers close together share one wake-up (the mode's timerfd is armed to
+///   the earliest fire date + tolerance, and then every due timer fires).
+/// - **One-shot:** invalidated after it fires; it leaves every mode, and if
+///   that empties the running mode the run returns ``LoopRunResult/finished``.
+/// - Firing a timer is not "handling a source".
+///
+/// Dates are offsets from now (`Duration`) measured on `CLOCK_MONOTONIC`,
+/// the clock `timerfd` uses; ``timeUntilFire`` reads one back.
+///
+/// **Cost:** adding, removing or rescheduling is O(log n) per mode; an idle
+/// loop with any number of timers holds one armed timerfd per mode and
+/// wakes only when the earliest is due.
+/// **Thread safety:** every method, any thread; the handler runs on the
+/// loop's thread with no lock held.
+/// **CF equivalent:** `CFRunLoopTimerCreate`, `NSTimer`.
+public final class LoopTimer: Sendable, CustomStringConvertible {
+    struct State {
+        var fireDate: Int64
+        var interval: Int64?
+        var tolerance: Int64
+        var valid = true
+        /// Bumped by every reschedule, so a one-shot timer whose handler
+        /// re-armed it is not invalidated after the callout.
+        var reschedules: UInt64 = 0
+        var membership = Membership()
+    }
+
+    let state: Mutex<State>
+    let handler: @Sendable (LoopTimer) -> Void
+    let label: String
+
+    /// A timer first due `delay` from now.
+    /// - Parameters:
+    ///   - delay: time until the first fire date (negative counts as zero).
+    ///   - interval: `nil` for a one-shot timer; otherwise the period.
+    ///   - tolerance: how late the loop may fire it to save wake-ups.
+    ///   - handler: called on the loop's thread with the timer.
+    public init(
+        after delay: Duration, repeating interval: Duration? = nil, tolerance: Duration = .zero,
+        label: String = "timer", _ handler: @escaping @Sendable (LoopTimer) -> Void
+    ) {
+        let fire = MonotonicInstant.now.adding(delay).nanoseconds
+        let period = interval.map { max(1, $0.saturatingNanoseconds) }
+        state = Mutex(State(fireDate: fire, interval: period, tolerance: tolerance.saturatingNanoseconds))
+        self.handler = handler
+        self.label = label
+    }
+
+    /// The period of a repeating timer, `nil` for a one-shot one.
+    public var interval: Duration? { state.withLock { $0.interval }.map { .nanoseconds($0) } }
+
+    /// Whether it repeats.
+    public var repeats: Bool { interval != nil }
+
+    /// How late the loop may fire it. CF: `CFRunLoopTimerGetTolerance`.
+    public var tolerance: Duration { .nanoseconds(state.withLock { $0.tolerance }) }
+
+    /// Sets the tolerance; the loop re-arms its wake-up. CF: `CFRunLoopTimerSetTolerance`.
+    public func setTolerance(_ tolerance: Duration) {
+        state.withLock { $0.tolerance = tolerance.saturatingNanoseconds; $0.reschedules &+= 1 }
+        loop?.timerRescheduled(self)
+    }
+
+    /// Moves the next fire date to `delay` from now (a repeating timer's grid
+    /// restarts there); the loop re-arms its wake-up, waking if it sleeps.
+    /// CF: `CFRunLoopTimerSetNextFireDate`.
+    public func setFireDate(after delay: Duration) {
+        let fire = MonotonicInstant.now.adding(delay).nanoseconds
+        let stillValid = state.withLock { state -> Bool in
+            state.fireDate = fire
+            state.reschedules &+= 1
+            return state.valid
+        }
+        if stillValid { loop?.timerRescheduled(self) }
+    }
+
+    /// Time until the next fire date (zero or less when due); `nil` once invalid.
+    public var timeUntilFire: Duration? {
+        let (fire, valid) = state.withLock { ($0.fireDate, $0.valid) }
+        guard valid else { return nil }
+        return .nanoseconds(fire - MonotonicInstant.now.nanoseconds)
+    }
+
+    /// The next fire date in CLOCK_MONOTONIC nanoseconds.
+    var fireDate: Int64 { state.withLock { $0.fireDate } }
+
+    /// False once invalidated.
+    public var isValid: Bool { state.withLock { $0.valid } }
+
+    /// Stops the timer for good and removes it from every mode. Any thread.
+    /// CF: `CFRunLoopTimerInvalidate`.
+    public func invalidate() {
+        let loop = state.withLock { state -> Loop? in
+            guard state.valid else { return nil }
+            state.valid = false
+            return state.membership.loop
+        }
+        loop?.removeEverywhere(.timer(self))
+    }
+
+    private var loop: Loop? { state.withLock { $0.membership.loop } }
+
+    /// Advances a repeating timer past `now` on its grid; returns false for a
+    /// one-shot timer. Called under the loop's lock.
+    func advance(pastNow now: Int64) -> Bool {
+        state.withLock { state in
+            guard let interval = state.interval else { return false }
+            // Skip every missed tick: the next date is the first grid point after now.
+            let missed = state.fireDate <= now ? (now - state.fireDate) / interval + 1 : 1
+            state.fireDate &+= missed &* interval
+            return true
+        }
+    }
+
+    public var description: String {
+        let (fire, interval, tolerance, valid) = state.withLock {
+            ($0.fireDate, $0.interval, $0.tolerance, $0.valid)
+        }
+        let now = MonotonicInstant.now.nanoseconds
+        let next = Duration.nanoseconds(fire - now)
+        return "LoopTimer(\(label), next fire in \(next), interval: \(interval.map { "\(Duration.nanoseconds($0))" } ?? "none"), "
+            + "tolerance: \(Duration.nanoseconds(tolerance)), valid: \(valid))"
+    }
+}

@@ -1,0 +1,117 @@
+// Harbor — a worker thread that runs a loop until told to stop, for real.
+import CHarborLinux
+import Glibc
+import HarborPorts
+import Synchronization
+
+/// A thread of its own whose loop is kept alive and accepts work, and which
+/// ends for real on ``stop()``: its loop returns, the thread exits, and the
+/// loop's descriptors and items are released.
+///
+/// The seeds' "permanent thread" idiom — `addPort:forMode:` and `[runLoop
+/// run]` — can never be stopped; this one can. The loop is kept alive by a
+/// version-0 source in `.default` that is never signalled.
+///
+/// ```swift
+/// let worker = RunLoopThread(name: "net")
+/// worker.loop.add(portSource, forMode: .default)
+/// worker.perform { … }          // runs on the worker
+/// worker.stop()                 // joins the thread
+/// ```
+///
+/// **Cost:** one thread; its loop's descriptors (an eventfd, and an epoll set
+/// and a timerfd per mode).
+/// **Thread safety:** every method, any thread.
+public final class RunLoopThread: Sendable {
+    /// The worker's loop: add sources, timers and observers to it from any thread.
+    public let loop: Loop
+    /// The worker's name, for logs and descriptions.
+    public let name: String
+    private let thread: Mutex<pthread_t?>
+    private let stopping = StopFlag()
+    private let keepAlive = LoopSource(order: .max, label: "RunLoopThread keep-alive") {}
+
+    /// Starts the thread and returns once its loop exists.
+    public init(name: String = "harbor.loop") {
+        self.name = name
+        let handOff = HandOff()
+        let stopping = self.stopping
+        let keepAlive = self.keepAlive
+        let body = ThreadBody {
+            let loop = Loop.current
+            loop.add(keepAlive, forMode: .default)
+            handOff.deliver(loop)
+            while !stopping.value.load(ordering: .acquiring) {
+                if loop.run(mode: .default, timeout: nil, returnAfterSourceHandled: false) == .finished { break }
+            }
+        }
+        var handle = pthread_t()
+        let context = Unmanaged.passRetained(body).toOpaque()
+        let result = pthread_create(&handle, nil, { context in
+            let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
+            body.run()
+            return nil
+        }, context)
+        precondition(result == 0, "Harbor: pthread_create failed (\(result))")
+        thread = Mutex(handle)
+        loop = handOff.wait()
+    }
+
+    /// Queues `block` on the worker (in its common modes) and wakes it.
+    /// Work posted after ``stop()`` never runs.
+    /// **CF equivalent:** `performSelector:onThread:withObject:waitUntilDone:NO`.
+    public func perform(_ block: @escaping @Sendable () -> Void) { loop.perform(block) }
+
+    /// Runs `block` on the worker and waits for it.
+    /// - Throws: ``LoopError/Code/loopTerminated`` after ``stop()``.
+    public func performAndWait(_ block: @escaping @Sendable () -> Void) throws(LoopError) {
+        try loop.performAndWait(block)
+    }
+
+    /// Whether ``stop()`` has been called.
+    public var isStopped: Bool { stopping.value.load(ordering: .acquiring) }
+
+    /// Ends the worker: its loop returns, the thread exits and everything the
+    /// loop held is released. Waits for the thread, unless called on the
+    /// worker itself (then it only tells it to finish). Idempotent.
+    public func stop() {
+        guard !stopping.value.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        keepAlive.invalidate()
+        loop.stop()
+        guard let handle = thread.withLock({ $0.take() }) else { return }
+        if pthread_equal(handle, pthread_self()) != 0 {
+            pthread_detach(handle)
+        } else {
+            pthread_join(handle, nil)
+        }
+    }
+
+    deinit { stop() }
+}
+
+/// Shared between the worker and whoever stops it.
+private final class StopFlag: Sendable {
+    let value = Atomic(false)
+}
+
+/// The closure a new thread runs, boxed to cross `pthread_create`.
+private final class ThreadBody: Sendable {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+}
+
+/// Hands the new thread's loop to the thread that started it.
+private final class HandOff: Sendable {
+    private let loop = Mutex<Loop?>(nil)
+    private let parker = Parker()
+    func deliver(_ made: Loop) {
+        loop.withLock { $0 = made }
+        parker.unpark()
+    }
+    func wait() -> Loop {
+        while true {
+            if let made = loop.withLock({ $0 }) { return made }
+            _ = parker.park(until: .never)
+        }
+    }
+}

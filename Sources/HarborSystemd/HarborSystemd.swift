@@ -1,0 +1,1 @@
+// Harbor — systemd integration. (Being built: see Docs/Systemd.md.)

@@ -1,0 +1,48 @@
+// Harbor — what a benchmark and each of its variants must provide to the harness.
+
+/// A benchmark: one piece of work done several ways (variants), one of them
+/// the raw Linux floor, all measured alternately inside one process run.
+///
+/// To add a benchmark: write a type conforming to this protocol in its own
+/// folder and add one line to `registeredBenchmarks` (Registry.swift).
+protocol Benchmark: Sendable {
+    /// The command-line name, e.g. `cross-thread-round-trip`.
+    var name: String { get }
+    /// One line saying what is measured.
+    var summary: String { get }
+    /// What one sample is, e.g. "round trip".
+    var unit: String { get }
+    /// Round trips (or operations) per variant per round, full and `--quick`.
+    var iterations: (full: Int, quick: Int) { get }
+    /// Lines printed under the results: what each variant is and why it is fair.
+    var notes: [String] { get }
+    /// Fresh variants for one process run. Exactly one should be the floor.
+    func makeVariants() throws -> [any BenchmarkVariant]
+}
+
+/// One way of doing a benchmark's work.
+///
+/// The harness calls `start` once, then `measure` once per round (interleaved
+/// with the other variants), then `stop`. `measure` appends one sample per
+/// operation, in nanoseconds, after `warmUp` unrecorded operations.
+protocol BenchmarkVariant: AnyObject {
+    /// Short id used in the tables and in RESULT lines, e.g. `harbor`.
+    var name: String { get }
+    /// What it does, in a few words.
+    var label: String { get }
+    /// Whether ratios are taken against this variant.
+    var isFloor: Bool { get }
+    func start() throws
+    func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws
+    func stop()
+}
+
+extension BenchmarkVariant {
+    var isFloor: Bool { false }
+}
+
+/// A variant failed in a way the benchmark cannot recover from.
+struct BenchmarkFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,64 @@
+// Harbor — the floor: two threads ping-ponging over eventfds, each sleeping in epoll_wait.
+import CHarborLinux
+import Glibc
+
+/// The least a cross-thread request/reply can cost on Linux with a
+/// descriptor-based wake-up: per side one `write` to the other's eventfd,
+/// one `epoll_wait`, one `read` of its own. No Harbor code runs.
+final class EventfdPingPong: BenchmarkVariant {
+    let name = "floor"
+    let label = "raw eventfd write + epoll_wait + read, each side"
+    let isFloor = true
+    private let server: SharedServerThread
+    // [serverEvent, serverEpoll, clientEvent, clientEpoll], -1 until start().
+    private var fds: [CInt] = [-1, -1, -1, -1]
+
+    init(server: SharedServerThread) { self.server = server }
+
+    func start() throws {
+        for pair in [0, 2] {
+            let event = eventfd(0, Int32(charbor_EFD_CLOEXEC | charbor_EFD_NONBLOCK))
+            let poller = epoll_create1(Int32(charbor_EPOLL_CLOEXEC))
+            guard event >= 0, poller >= 0 else { throw BenchmarkFailure("eventfd/epoll_create1: errno \(charbor_errno())") }
+            var registration = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: 1))
+            guard epoll_ctl(poller, EPOLL_CTL_ADD, event, &registration) == 0 else {
+                throw BenchmarkFailure("epoll_ctl: errno \(charbor_errno())")
+            }
+            fds[pair] = event
+            fds[pair + 1] = poller
+        }
+    }
+
+    func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
+        let (serverEvent, serverEpoll, clientEvent, clientEpoll) = (fds[0], fds[1], fds[2], fds[3])
+        server.thread.start {
+            var event = epoll_event()
+            var value: UInt64 = 0
+            while true {
+                if epoll_wait(serverEpoll, &event, 1, -1) != 1 { continue }
+                if read(serverEvent, &value, 8) != 8 { continue }
+                if value >= 2 { return }
+                value = 1
+                _ = write(clientEvent, &value, 8)
+            }
+        }
+        var event = epoll_event()
+        var value: UInt64 = 0
+        for index in 0..<(warmUp + iterations) {
+            let started = nowNanoseconds()
+            value = 1
+            _ = write(serverEvent, &value, 8)
+            while epoll_wait(clientEpoll, &event, 1, -1) != 1 {}
+            _ = read(clientEvent, &value, 8)
+            if index >= warmUp { samples.append(nowNanoseconds() - started) }
+        }
+        value = 2
+        _ = write(serverEvent, &value, 8)
+        server.thread.waitUntilIdle()
+    }
+
+    func stop() {
+        for fd in fds where fd >= 0 { close(fd) }
+        fds = [-1, -1, -1, -1]
+    }
+}

@@ -1,0 +1,97 @@
+// Harbor — Harbor's request/reply between two threads, three idiomatic ways.
+import Harbor
+
+/// A client sends a request to the server's port and blocks in `receive()`
+/// on its own port; the server blocks in `receive()` and answers.
+final class HarborRoundTrip: BenchmarkVariant {
+    enum Style: Sendable {
+        /// Each request carries a fresh send-once reply right (Mach's
+        /// MAKE_SEND_ONCE idiom); the server calls `message.reply(_:)`.
+        case sendOnceReply
+        /// Each request carries a copy of one send right made once.
+        case sendRightReply
+        /// No reply right: both sides hold a send right to the other, made once.
+        case fixedRights
+    }
+
+    /// The two ports, shared by the client (main thread) and the server thread.
+    final class Ports: Sendable {
+        let server = ReceiveRight()
+        let client = ReceiveRight()
+        let toServer: SendRight
+        let toClient: SendRight
+        init() {
+            toServer = server.makeSendRight()
+            toClient = client.makeSendRight()
+        }
+    }
+
+    let name: String
+    let label: String
+    private let style: Style
+    private let server: SharedServerThread
+    private var ports: Ports?
+
+    init(_ style: Style, server: SharedServerThread) {
+        self.style = style
+        self.server = server
+        switch style {
+        case .sendOnceReply:
+            name = "harbor"
+            label = "request carries a send-once reply right; server message.reply()"
+        case .sendRightReply:
+            name = "harbor-sendright"
+            label = "request carries a copy of one send right as reply right"
+        case .fixedRights:
+            name = "harbor-norights"
+            label = "no reply right: each side holds a send right to the other"
+        }
+    }
+
+    func start() throws {
+        ports = Ports()
+    }
+
+    func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
+        guard let ports else { throw BenchmarkFailure("measure before start") }
+        let style = self.style
+        server.thread.start {
+            while true {
+                var request: Message
+                do { request = try ports.server.receive() } catch {
+                    abortBenchmark("server receive failed: \(error)")
+                }
+                if request.id == 0 { return }
+                do {
+                    if case .fixedRights = style {
+                        try ports.toClient.send(Message(id: 2))
+                    } else {
+                        try request.reply(Message(id: 2))
+                    }
+                } catch {
+                    abortBenchmark("server reply failed: \(error)")
+                }
+            }
+        }
+        let replyRight = ports.toClient
+        for index in 0..<(warmUp + iterations) {
+            let started = nowNanoseconds()
+            var request = Message(id: 1)
+            switch style {
+            case .sendOnceReply: request.setReplyRight(ports.client.makeSendOnceRight())
+            case .sendRightReply: request.setReplyRight(replyRight)
+            case .fixedRights: break
+            }
+            try ports.toServer.send(request)
+            let reply = try ports.client.receive()
+            guard reply.id == 2 else { throw BenchmarkFailure("unexpected reply id \(reply.id)") }
+            if index >= warmUp { samples.append(nowNanoseconds() - started) }
+        }
+        try ports.toServer.send(Message(id: 0))
+        server.thread.waitUntilIdle()
+    }
+
+    func stop() {
+        ports = nil
+    }
+}

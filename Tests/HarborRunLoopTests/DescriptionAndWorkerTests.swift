@@ -1,0 +1,54 @@
+// Harbor — the loop's print-out, the worker thread, and the wrong-thread trap.
+import HarborPorts
+import HarborRunLoop
+import HarborTestSupport
+import Testing
+
+extension RunLoopTests {
+    @Suite struct DescriptionAndWorkerTests {
+        @Test func RL15_descriptionListsCommonModesAndEachModesItems() throws {
+            let port = try PortSource(ReceiveRight()) { _ in }
+            let text = onFreshThread { () -> String in
+                let loop = Loop.current
+                loop.addCommonMode("tracking")
+                loop.add(LoopSource(order: 3, label: "wake-source") {}, forMode: .default)
+                loop.add(port, forMode: "tracking")
+                loop.add(LoopTimer(after: .seconds(30), repeating: .seconds(2), label: "heartbeat") { _ in }, forMode: .common)
+                loop.add(LoopObserver(activities: [.beforeWaiting, .exit], order: 7) { _ in }, forMode: .default)
+                return loop.description
+            }
+            #expect(text.contains("common modes: [default, tracking]"))
+            #expect(text.contains("default (common) {"))
+            #expect(text.contains("tracking (common) {"))
+            #expect(text.contains("LoopSource(wake-source, order: 3"))
+            #expect(text.contains("PortSource(\(port.portName)"))
+            #expect(text.ranges(of: "LoopTimer(heartbeat, next fire in").count == 2)  // in both modes
+            #expect(text.contains("activities: [beforeWaiting, exit], order: 7"))
+        }
+
+        @Test func RL17_workerAcceptsWork_andStopEndsTheThreadAndReleasesEverything() throws {
+            try expectNoDescriptorLeakThrowing {
+                let worker = RunLoopThread(name: "rl17")
+                let log = EventLog()
+                let port = try PortSource(ReceiveRight()) { message in log.append("message \(message.id)") }
+                let send = port.makeSendRight()
+                worker.loop.add(port, forMode: .default)
+                worker.loop.add(LoopTimer(after: .seconds(60)) { _ in }, forMode: "tracking")
+                try send.send(Message(id: 3))
+                try worker.performAndWait { log.append("block") }
+                #expect(log.all.contains("block"))
+                worker.stop()
+                #expect(worker.isStopped)
+                #expect(worker.loop.isTerminated)  // the thread exited and tore its loop down
+                #expect(throws: LoopError.self) { try worker.performAndWait {} }
+            }
+        }
+
+        @Test func RL06_RL16_runningAnotherThreadsLoopTraps() async {
+            await #expect(processExitsWith: .failure) {
+                let loop = onFreshThread { Loop.current }
+                _ = loop.run(mode: .default, timeout: .zero, returnAfterSourceHandled: false)
+            }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+// Harbor — version-0 sources and port sources.
+import Glibc
+import HarborPorts
+@testable import HarborRunLoop
+import HarborTestSupport
+import Synchronization
+import Testing
+
+extension RunLoopTests {
+    @Suite struct SourceTests {
+        @Test func RL08_signalIsNoticedAtTheNextPass_aSleepingLoopNeedsWakeUp() {
+            let worker = RunLoopThread(name: "rl08")
+            let ran = Gate()
+            let log = EventLog()
+            let source = LoopSource { log.append("ran"); ran.open() }
+            worker.loop.add(source, forMode: .default)
+            // Wait until the worker sleeps, then signal without waking it.
+            let asleep = Gate()
+            worker.loop.add(LoopObserver(activities: .beforeWaiting, repeats: false) { _ in
+                // Still on the worker, just before it sleeps: post the signal from elsewhere later.
+                asleep.open()
+            }, forMode: .default)
+            worker.loop.wakeUp()
+            asleep.wait()
+            // The observer ran just before the wait; isWaiting follows within microseconds.
+            while !worker.loop.isWaiting { sched_yield() }
+            source.signal()
+            #expect(source.isSignalled)
+            #expect(log.all.isEmpty)  // nobody woke it
+            worker.loop.wakeUp()
+            ran.wait()
+            #expect(log.all == ["ran"])
+            #expect(!source.isSignalled)
+            worker.stop()
+        }
+
+        @Test func RL08_pendingSourcesRunInAscendingOrder_andCountAsHandled() {
+            onFreshThread {
+                let loop = Loop.current
+                let log = EventLog()
+                let sources = [5, -3, 0, 9, -3].enumerated().map { index, order in
+                    LoopSource(order: order) { log.append("\(order)/\(index)") }
+                }
+                for source in sources { loop.add(source, forMode: .default) }
+                for source in sources { source.signal() }
+                #expect(loop.run(mode: .default, timeout: .milliseconds(10), returnAfterSourceHandled: false) == .timedOut)
+                #expect(log.all == ["-3/1", "-3/4", "0/2", "5/0", "9/3"])
+                sources[0].signalAndWakeUp()
+                #expect(loop.run(mode: .default, timeout: .seconds(5), returnAfterSourceHandled: true) == .handledSource)
+            }
+        }
+
+        @Test func RL09_portSourceWakesTheLoopAndHandsTheHandlerTheMessage() throws {
+            try expectNoDescriptorLeakThrowing {
+                let received = EventLog()
+                let gotIt = Gate()
+                let worker = RunLoopThread(name: "rl09")
+                let port = try PortSource(ReceiveRight()) { message in
+                    received.append("\(message.id):\(message.text)")
+                    gotIt.open()
+                }
+                let send = port.makeSendRight()
+                worker.loop.add(port, forMode: .default)
+                try send.send(Message(id: 7, text: "hello"))
+                gotIt.wait()
+                #expect(received.all == ["7:hello"])
+                port.invalidate()
+                worker.stop()
+            }
+        }
+
+        @Test func RL09_receivingAMessageIsHandledSource_andEndsRunModeBefore() throws {
+            let port = try PortSource(ReceiveRight()) { _ in }
+            let send = port.makeSendRight()
+            let sender = Background { try? send.send(Message(id: 1, text: "x")) }
+            let result = onFreshThread { () -> Bool in
+                let loop = Loop.current
+                loop.add(port, forMode: .default)
+                return loop.run(mode: .default, before: .now + .seconds(10))
+            }
+            sender.join()
+            #expect(result)
+            #expect(port.isValid)
+            let (status, dead) = (port.description, port.membership.withLock { $0.loop == nil })
+            #expect(dead, "\(status)")  // its loop is gone with its thread
+        }
+
+        @Test func RL09_aPortInAModeKeepsAWorkerAlive_andAStaleEventIsDropped() throws {
+            onFreshThread {
+                let loop = Loop.current
+                let port = try! PortSource(ReceiveRight()) { _ in }
+                loop.add(port, forMode: .default)
+                #expect(loop.run(mode: .default, timeout: .milliseconds(20), returnAfterSourceHandled: false) == .timedOut)
+                let token = port.token.withLock { $0 }!
+                port.invalidate()
+                #expect(loop.state.withLock { $0.portSlots.lookup(token) } == nil)
+                #expect(loop.run(mode: .default, timeout: .milliseconds(20), returnAfterSourceHandled: false) == .finished)
+            }
+        }
+    }
+}
+
+func expectNoDescriptorLeakThrowing(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let before = openDescriptorCount()
+    try body()
+    #expect(openDescriptorCount() == before, "descriptors leaked", sourceLocation: sourceLocation)
+}

@@ -1,0 +1,147 @@
+// Harbor — timers: never early, on the grid, skipped ticks, tolerance, one-shot, modes.
+@testable import HarborRunLoop
+import Testing
+
+extension RunLoopTests {
+    @Suite struct TimerTests {
+        @Test func RL07_neverFiresBeforeItsFireDate() {
+            onFreshThread {
+                let loop = Loop.current
+                let start = ContinuousClock.now
+                let early = EventLog()
+                for delay in [3, 7, 12, 20] {
+                    loop.add(LoopTimer(after: .milliseconds(delay)) { _ in
+                        if milliseconds(since: start) < Double(delay) { early.append("early \(delay)") }
+                    }, forMode: .default)
+                }
+                loop.run()
+                #expect(early.all.isEmpty)
+            }
+        }
+
+        @Test func RL07_repeatingTimerStaysOnItsGrid_andSkipsMissedTicks() {
+            onFreshThread {
+                let loop = Loop.current
+                let fires = EventLog()
+                let start = ContinuousClock.now
+                let interval = 20.0
+                loop.add(LoopTimer(after: .milliseconds(20), repeating: .milliseconds(20)) { timer in
+                    let count = fires.all.count
+                    fires.append(String(milliseconds(since: start)))
+                    if count == 0 {
+                        // Busy for ~3.5 ticks: the missed ticks must not burst afterwards.
+                        let busy = ContinuousClock.now
+                        while milliseconds(since: busy) < 70 {}
+                    }
+                    if count == 3 { timer.invalidate() }
+                }, forMode: .default)
+                loop.run()
+                let times = fires.all.compactMap(Double.init)
+                #expect(times.count == 4)
+                // After the busy first tick (≈20 ms, busy until ≈90 ms), the next fires
+                // at the grid point 100 ms, then 120 and 140: never two in a burst.
+                for (earlier, later) in zip(times, times.dropFirst()) {
+                    #expect(later - earlier >= interval * 0.9)
+                }
+                #expect(times[1] >= 99)
+                for time in times {
+                    let offGrid = time.truncatingRemainder(dividingBy: interval)
+                    #expect(offGrid < 12, "fired at \(time) ms, off the 20 ms grid")
+                }
+            }
+        }
+
+        @Test func RL07_toleranceCoalescesTwoTimersIntoOneWakeUp() {
+            func wakeUps(tolerance: Duration) -> (Int, [String]) {
+                onFreshThread {
+                    let loop = Loop.current
+                    let log = EventLog()
+                    loop.add(LoopObserver(activities: .afterWaiting) { _ in log.append("wake") }, forMode: .default)
+                    loop.add(LoopTimer(after: .milliseconds(20), tolerance: tolerance) { _ in log.append("A") }, forMode: .default)
+                    loop.add(LoopTimer(after: .milliseconds(60)) { _ in log.append("B") }, forMode: .default)
+                    loop.run()
+                    return (log.count(of: "wake"), log.all)
+                }
+            }
+            let (strict, strictLog) = wakeUps(tolerance: .zero)
+            let (lenient, lenientLog) = wakeUps(tolerance: .milliseconds(100))
+            #expect(strict == 2, "\(strictLog)")
+            #expect(lenient == 1, "\(lenientLog)")
+            #expect(lenientLog == ["wake", "A", "B"])
+        }
+
+        @Test func RL07_idleLoopWithAThousandFarTimersSleepsInOneWait() {
+            expectNoDescriptorLeak {
+                let (result, wakes) = onFreshThread { () -> (LoopRunResult, Int) in
+                    let loop = Loop.current
+                    let log = EventLog()
+                    loop.add(LoopObserver(activities: .afterWaiting) { _ in log.append("wake") }, forMode: .default)
+                    for index in 0..<1000 {
+                        loop.add(LoopTimer(after: .seconds(60 + index), repeating: .seconds(1)) { _ in }, forMode: .default)
+                    }
+                    let result = loop.run(mode: .default, timeout: .milliseconds(50), returnAfterSourceHandled: false)
+                    return (result, log.count(of: "wake"))
+                }
+                #expect(result == .timedOut)
+                #expect(wakes == 1)  // one sleep, ended by the timeout: no periodic wake-ups
+            }
+        }
+
+        @Test func RL07_oneShotTimerLeavesEveryMode_andEmptiesTheRun() {
+            onFreshThread {
+                let loop = Loop.current
+                let timer = LoopTimer(after: .milliseconds(2)) { _ in }
+                loop.add(timer, forMode: .default)
+                loop.add(timer, forMode: "tracking")
+                #expect(loop.run(mode: .default, timeout: .seconds(5), returnAfterSourceHandled: true) == .finished)
+                #expect(!timer.isValid)
+                #expect(!loop.contains(timer, inMode: "tracking"))
+            }
+        }
+
+        @Test func RL07_firesOnlyInItsModes_commonTimerFiresInEachCommonMode() {
+            onFreshThread {
+                let loop = Loop.current
+                let log = EventLog()
+                loop.addCommonMode("tracking")
+                let keep = LoopSource {}
+                loop.add(keep, forMode: "other")
+                loop.add(LoopTimer(after: .milliseconds(1), repeating: .milliseconds(5)) { _ in
+                    log.append(Loop.current.currentMode!.name)
+                }, forMode: .common)
+                _ = loop.run(mode: "other", timeout: .milliseconds(30), returnAfterSourceHandled: false)
+                #expect(log.all.isEmpty)
+                _ = loop.run(mode: "tracking", timeout: .milliseconds(30), returnAfterSourceHandled: false)
+                _ = loop.run(mode: .default, timeout: .milliseconds(30), returnAfterSourceHandled: false)
+                #expect(log.count(of: "tracking") >= 2)
+                #expect(log.count(of: "default") >= 2)
+            }
+        }
+
+        @Test func RL07_invalidateAndSetFireDateFromAnotherThreadReachTheSleepingLoop() {
+            let worker = RunLoopThread(name: "rl07")
+            let log = EventLog()
+            let fired = Gate()
+            let late = LoopTimer(after: .seconds(3600)) { _ in log.append("late"); fired.open() }
+            let doomed = LoopTimer(after: .milliseconds(30)) { _ in log.append("doomed") }
+            worker.loop.add(late, forMode: .default)
+            worker.loop.add(doomed, forMode: .default)
+            doomed.invalidate()
+            let start = ContinuousClock.now
+            late.setFireDate(after: .milliseconds(50))  // re-arms the sleeping loop's timerfd
+            fired.wait()
+            #expect(milliseconds(since: start) < 3000)
+            #expect(log.all == ["late"])
+            #expect(!late.isValid)
+            worker.stop()
+        }
+
+        @Test func RL07_firingATimerIsNotHandlingASource() {
+            onFreshThread {
+                let loop = Loop.current
+                loop.add(LoopTimer(after: .milliseconds(1), repeating: .milliseconds(2)) { _ in }, forMode: .default)
+                #expect(loop.run(mode: .default, timeout: .milliseconds(20), returnAfterSourceHandled: true) == .timedOut)
+            }
+        }
+    }
+}
