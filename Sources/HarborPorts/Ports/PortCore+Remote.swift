@@ -44,7 +44,9 @@ extension PortCore {
                 return false
             }
             if case .enqueued(true) = guarded.machine.enqueue(content, slotReserved: true) {
-                guarded.readiness?.signal()
+                // The pumping receiver itself is the only one woken: no
+                // contended-lock cost in writing under the lock here.
+                guarded.readiness?.signalWhileLocked()
             }
             return true
         }
@@ -124,7 +126,7 @@ extension PortCore {
             guarded.route = route
             guarded.transport = nil
             hasTransport.store(false, ordering: .releasing)
-            guarded.readiness?.drain()
+            guarded.readiness?.clearWhileEmpty()
             return taken
         }
         let set = join(nil)
