@@ -15,6 +15,7 @@ enum Command {
     static let drain: Int32 = 5        // rights [receive]: destroy it, reply with its queued bodies
     static let stall: Int32 = 6        // set the queue limit to body, reply, stop receiving
     static let hold: Int32 = 7         // rights [x]: keep x until exit
+    static let region: Int32 = 8       // reply "count:sum" of the first out-of-line region
     static let exit: Int32 = 9
 }
 
@@ -58,6 +59,14 @@ func serve() throws {
             }
         case Command.hold:
             held.append(try message.takeSendRight(at: 0))
+        case Command.region:
+            let region = message.regions.first
+            let summary = region.map { region in
+                region.withUnsafeBytes { bytes in
+                    "\(bytes.count):\(bytes.reduce(UInt32(0)) { $0 &+ UInt32($1) })"
+                }
+            } ?? "none"
+            try message.reply(Message(id: Command.region, text: summary))
         case Command.exit:
             held.removeAll()
             return

@@ -24,6 +24,7 @@ enum PeerCommand {
     static let drain: Int32 = 5
     static let stall: Int32 = 6
     static let hold: Int32 = 7
+    static let region: Int32 = 8
     static let exit: Int32 = 9
 }
 

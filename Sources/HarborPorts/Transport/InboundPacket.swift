@@ -81,6 +81,14 @@ package enum InboundPacket {
         var content = MessageContent(
             id: packet.id, body: Array(UnsafeRawBufferPointer(rebasing: bytes[packet.body])),
             rights: rights, reply: reply, trailer: MessageTrailer(sender: sender))
+        for index in packet.regions {
+            guard let file = descriptors.claim(base + index) else {
+                throw WireRejection(.descriptorMismatch, "region descriptor \(index) missing")
+            }
+            do { content.regions.append(try MappedRegion(sealed: file, limit: Int.max)) } catch {
+                throw WireRejection(.badDescriptor, "out-of-line region: \(error)")
+            }
+        }
         content.countsAgainstLimit = packet.flags.contains(.countsAgainstLimit)
         return content
     }
@@ -96,7 +104,7 @@ package enum InboundPacket {
             return descriptor
         }
         switch right.kind {
-        case .taken:
+        case .taken, .memory:
             return .taken
         case .send:
             let socket = try take(right.firstDescriptor)

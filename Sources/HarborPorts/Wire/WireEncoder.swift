@@ -43,15 +43,19 @@ package struct WireEncoder {
     package mutating func encode(
         _ content: MessageContent, kind: WireFormat.Kind = .message
     ) throws(PortError) -> (head: [UInt8], tail: [UInt8]) {
-        var carried = content.rights
         var flags: WireFormat.Flags = content.countsAgainstLimit ? [.countsAgainstLimit] : []
+        var exported: [ExportedRight] = []
+        exported.reserveCapacity(content.rights.count + content.regions.count + 1)
+        for right in content.rights { exported.append(try export(right)) }
+        // Regions after the rights, the reply right last (the decoder relies on it).
+        for region in content.regions {
+            exported.append(ExportedRight(kind: .memory, identity: PortIdentity(origin: 0, number: 0),
+                                          descriptors: [region.descriptor]))
+        }
         if let reply = content.reply, reply.kind != .taken {
-            carried.append(reply)
+            exported.append(try export(reply))
             flags.insert(.hasReply)
         }
-        var exported: [ExportedRight] = []
-        exported.reserveCapacity(carried.count)
-        for right in carried { exported.append(try export(right)) }
 
         var nested = ByteWriter()
         var entries = ByteWriter(capacity: exported.count * WireFormat.entrySize)

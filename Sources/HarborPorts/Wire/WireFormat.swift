@@ -37,6 +37,8 @@ package enum WireFormat {
         case sendOnce = 2
         case receive = 3
         case taken = 4
+        /// Not a right: an out-of-line region (one sealed memfd).
+        case memory = 5
     }
 
     package enum ConnectionKind: UInt8 {

@@ -14,6 +14,8 @@ package struct WirePacket {
     package var body: Range<Int>
     package var rights: [WireRight]
     package var reply: WireRight?
+    /// Descriptor indices of out-of-line regions.
+    package var regions: [Int] = []
 }
 
 /// One carried right: its kind, its port's identity and its descriptors.
@@ -82,7 +84,7 @@ extension WirePacket {
         guard !flags.contains(.inMemoryFile) else {
             throw WireRejection(.unknownKind, "memory-file flag inside a packet")
         }
-        let maximumRights = Message.maximumCarriedRights + 1
+        let maximumRights = Message.maximumCarriedRights + 1 + Message.maximumRegions
         guard rightCount <= maximumRights, rightCount <= (end - start) / WireFormat.entrySize else {
             throw WireRejection(.badLength, "\(rightCount) rights")
         }
@@ -126,6 +128,7 @@ extension WirePacket {
             case .sendOnce: 1...1
             case .receive: 1...1
             case .taken: 0...0
+            case .memory: 1...1
             }
             guard wanted.contains(count) else {
                 throw WireRejection(.descriptorMismatch, "a \(rightKind) right with \(count) descriptors")
@@ -146,6 +149,19 @@ extension WirePacket {
             rights.append(WireRight(kind: rightKind, firstDescriptor: first, descriptorCount: count,
                                     identity: identity, transfer: transfer))
         }
+        var regions: [Int] = []
+        if let firstRegion = rights.firstIndex(where: { $0.kind == .memory }) {
+            let tail = rights[firstRegion...]
+            let isReplyLast = flags.contains(.hasReply) && tail.last?.kind != .memory
+            let regionEntries = isReplyLast ? tail.dropLast() : tail[...]
+            guard regionEntries.count <= Message.maximumRegions,
+                  regionEntries.allSatisfy({ $0.kind == .memory }),
+                  rights[..<firstRegion].allSatisfy({ $0.kind != .memory }) else {
+                throw WireRejection(.badLength, "regions must follow the rights, before the reply")
+            }
+            regions = regionEntries.map(\.firstDescriptor)
+            rights.removeSubrange(firstRegion..<(firstRegion + regionEntries.count))
+        }
         var reply: WireRight?
         if flags.contains(.hasReply) {
             reply = rights.removeLast()
@@ -154,7 +170,7 @@ extension WirePacket {
             }
         }
         return WirePacket(kind: kind, flags: flags, id: id, body: bodyStart..<(bodyStart + bodyLength),
-                          rights: rights, reply: reply)
+                          rights: rights, reply: reply, regions: regions)
     }
 
     private static func parseTransfer(
