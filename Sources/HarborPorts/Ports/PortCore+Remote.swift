@@ -244,7 +244,10 @@ extension PortCore {
             return
         }
         let watcher = target.port
-        guard let transport = try? watcher.ensureTransport(),
+        // Only a port received from here can watch; a target in yet another
+        // process hears nothing until a send fails (Docs/CrossProcess.md).
+        guard watcher.state.withLock({ $0.route == nil }),
+              let transport = try? watcher.ensureTransport(),
               let token = try? transport.addWatch(on: route, for: self) else { return }
         state.withLock { $0.watchers.append((transport, token)) }
         // It may have died between the first look and the watch.
