@@ -26,6 +26,47 @@ const int charbor_MFD_ALLOW_SEALING = MFD_ALLOW_SEALING;
 const int charbor_SCM_RIGHTS = SCM_RIGHTS;
 const int charbor_SCM_CREDENTIALS = SCM_CREDENTIALS;
 
+const int charbor_SOCK_SEQPACKET = SOCK_SEQPACKET;
+const int charbor_SO_PASSCRED = SO_PASSCRED;
+const int charbor_SO_SNDBUF = SO_SNDBUF;
+const int charbor_SO_RCVBUF = SO_RCVBUF;
+const int charbor_MSG_NOSIGNAL = MSG_NOSIGNAL;
+const int charbor_MSG_DONTWAIT = MSG_DONTWAIT;
+const int charbor_MSG_CTRUNC = MSG_CTRUNC;
+const int charbor_MSG_TRUNC = MSG_TRUNC;
+const int charbor_F_ADD_SEALS = F_ADD_SEALS;
+const int charbor_F_GET_SEALS = F_GET_SEALS;
+const int charbor_F_SEAL_SEAL = F_SEAL_SEAL;
+const int charbor_F_SEAL_SHRINK = F_SEAL_SHRINK;
+const int charbor_F_SEAL_GROW = F_SEAL_GROW;
+const int charbor_F_SEAL_WRITE = F_SEAL_WRITE;
+#ifdef F_SEAL_FUTURE_WRITE
+const int charbor_F_SEAL_FUTURE_WRITE = F_SEAL_FUTURE_WRITE;
+#else
+const int charbor_F_SEAL_FUTURE_WRITE = 0x0010;
+#endif
+
+_Static_assert(sizeof(struct charbor_ucred) == sizeof(struct ucred), "ucred layout");
+
+int32_t charbor_atomic_load_i32(int32_t *pointer) { return __atomic_load_n(pointer, __ATOMIC_SEQ_CST); }
+int32_t charbor_atomic_fetch_add_i32(int32_t *pointer, int32_t value) {
+    return __atomic_fetch_add(pointer, value, __ATOMIC_SEQ_CST);
+}
+bool charbor_atomic_compare_exchange_i32(int32_t *pointer, int32_t *expected, int32_t desired) {
+    return __atomic_compare_exchange_n(pointer, expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+#include <linux/futex.h>
+int charbor_futex_wait(int32_t *word, int32_t expected, const struct timespec *timeout) {
+    return (int)syscall(SYS_futex, word, FUTEX_WAIT, expected, timeout, NULL, 0);
+}
+int charbor_futex_wake(int32_t *word, int32_t count) {
+    return (int)syscall(SYS_futex, word, FUTEX_WAKE, count, NULL, NULL, 0);
+}
+
+extern char **environ;
+char **charbor_environ(void) { return environ; }
+
 struct cmsghdr *charbor_CMSG_FIRSTHDR(const struct msghdr *msg) { return CMSG_FIRSTHDR(msg); }
 struct cmsghdr *charbor_CMSG_NXTHDR(const struct msghdr *msg, const struct cmsghdr *cmsg) {
     return CMSG_NXTHDR((struct msghdr *)msg, (struct cmsghdr *)cmsg);

@@ -1,1 +1,84 @@
-print("harbor-peer: nothing yet")
+// Harbor — the helper process the cross-process tests spawn.
+//
+// It receives its first message from the test (a role in the body, a send
+// right home as right 0), makes a port of its own, sends home a hello
+// carrying a send right to it, and then serves commands by message id.
+import Glibc
+import Harbor
+
+enum Command {
+    static let hello: Int32 = 100
+    static let echo: Int32 = 1         // reply with the same body
+    static let forward: Int32 = 2      // rights [x, y]: send x to y as a `use`
+    static let use: Int32 = 3          // rights [x]: send x "used by <pid>"
+    static let used: Int32 = 4
+    static let drain: Int32 = 5        // rights [receive]: destroy it, reply with its queued bodies
+    static let stall: Int32 = 6        // set the queue limit to body, reply, stop receiving
+    static let hold: Int32 = 7         // rights [x]: keep x until exit
+    static let region: Int32 = 8       // reply "count:sum" of the first out-of-line region
+    static let exit: Int32 = 9
+}
+
+func serve() throws {
+    var first = try Message.receiveInitial(timeout: .seconds(30))
+    let home = try first.takeSendRight(at: 0)
+    let port = ReceiveRight()
+    var held: [SendRight] = []
+    var hello = Message(id: Command.hello, text: "pid \(getpid())")
+    hello.attach(port.makeSendRight())
+    try home.send(hello)
+    while true {
+        var message = try port.receive()
+        switch message.id {
+        case Command.echo:
+            let body = message.body
+            try message.reply(Message(id: Command.echo, body: body))
+        case Command.forward:
+            let what = try message.takeSendRight(at: 0)
+            let to = try message.takeSendRight(at: 1)
+            var use = Message(id: Command.use)
+            use.attach(what)
+            try to.send(use)
+        case Command.use:
+            let what = try message.takeSendRight(at: 0)
+            try what.send(Message(id: Command.used, text: "used by \(getpid())"))
+        case Command.drain:
+            let moved = try message.takeReceiveRight(at: 0)
+            var bodies: [String] = []
+            while let queued = moved.tryReceive() { bodies.append(queued.text) }
+            moved.destroy()  // before replying, so the sender sees a dead name by then
+            try message.reply(Message(id: Command.drain, text: bodies.joined(separator: ",")))
+        case Command.stall:
+            try port.setQueueLimit(Int(message.text) ?? 1)
+            try message.reply(Message(id: Command.stall, text: "stalled"))
+            // Still using `port` after each wake keeps it alive (a ~Copyable
+            // value may otherwise die after its last use).
+            while true {
+                pause()
+                _ = port.status
+            }
+        case Command.hold:
+            held.append(try message.takeSendRight(at: 0))
+        case Command.region:
+            let region = message.regions.first
+            let summary = region.map { region in
+                region.withUnsafeBytes { bytes in
+                    "\(bytes.count):\(bytes.reduce(UInt32(0)) { $0 &+ UInt32($1) })"
+                }
+            } ?? "none"
+            try message.reply(Message(id: Command.region, text: summary))
+        case Command.exit:
+            held.removeAll()
+            return
+        default:
+            break
+        }
+    }
+}
+
+do {
+    try serve()
+} catch {
+    print("harbor-peer: \(error)")
+    exit(1)
+}

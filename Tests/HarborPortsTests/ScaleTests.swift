@@ -54,7 +54,8 @@ import Testing
             // Make as many of them descriptor-backed as this process may
             // (an unprivileged process cannot raise the hard limit), and check
             // each polls readable while its message waits.
-            let withDescriptors = min(holders.count, max(0, raiseDescriptorLimit(to: 1 << 20) - openDescriptorCount() - 64))
+            // Two descriptors each: an epoll set over an eventfd (Docs/CrossProcess.md).
+            let withDescriptors = min(holders.count, max(0, raiseDescriptorLimit(to: 1 << 20) - openDescriptorCount() - 64) / 2)
             for holder in holders.prefix(withDescriptors) {
                 let readable = try holder.receive.withReadinessDescriptor { isReadable($0) }
                 guard readable else { Issue.record("\(holder.receive.name) not readable"); return }

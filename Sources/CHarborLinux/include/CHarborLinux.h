@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <spawn.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/epoll.h>
@@ -49,6 +51,39 @@ extern const int charbor_MFD_CLOEXEC;
 extern const int charbor_MFD_ALLOW_SEALING;
 extern const int charbor_SCM_RIGHTS;
 extern const int charbor_SCM_CREDENTIALS;
+
+// Socket, memfd-sealing and message flags (enum values or _GNU_SOURCE-only).
+extern const int charbor_SOCK_SEQPACKET;
+extern const int charbor_SO_PASSCRED;
+extern const int charbor_SO_SNDBUF;
+extern const int charbor_SO_RCVBUF;
+extern const int charbor_MSG_NOSIGNAL;
+extern const int charbor_MSG_DONTWAIT;
+extern const int charbor_MSG_CTRUNC;
+extern const int charbor_MSG_TRUNC;
+extern const int charbor_F_ADD_SEALS;
+extern const int charbor_F_GET_SEALS;
+extern const int charbor_F_SEAL_SEAL;
+extern const int charbor_F_SEAL_SHRINK;
+extern const int charbor_F_SEAL_GROW;
+extern const int charbor_F_SEAL_WRITE;
+extern const int charbor_F_SEAL_FUTURE_WRITE;
+
+// struct ucred is _GNU_SOURCE-only; this has the same layout (SCM_CREDENTIALS payload).
+struct charbor_ucred { int32_t pid; uint32_t uid; uint32_t gid; };
+
+// Sequentially consistent atomics on memory shared between processes (a
+// mapped memfd), which Swift's Synchronization cannot address.
+int32_t charbor_atomic_load_i32(int32_t *pointer);
+int32_t charbor_atomic_fetch_add_i32(int32_t *pointer, int32_t value);
+bool charbor_atomic_compare_exchange_i32(int32_t *pointer, int32_t *expected, int32_t desired);
+
+// Futex wait/wake on a shared (not private) word: cross-process sleeping.
+int charbor_futex_wait(int32_t *word, int32_t expected, const struct timespec *timeout);
+int charbor_futex_wake(int32_t *word, int32_t count);
+
+// The process environment, for posix_spawn.
+char **charbor_environ(void);
 
 // Control-message macros (cmsg(3)).
 struct cmsghdr *charbor_CMSG_FIRSTHDR(const struct msghdr *msg);

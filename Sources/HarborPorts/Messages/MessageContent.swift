@@ -10,6 +10,8 @@ package struct MessageContent: Sendable {
     package var rights: [CarriedRight]
     package var reply: CarriedRight?
     package var trailer: MessageTrailer
+    /// Out-of-line regions: sealed memfds, mapped read-only (P08).
+    package var regions: [MappedRegion] = []
     /// False for messages sent to a send-once right: they never count
     /// against the queue limit (Mach).
     package var countsAgainstLimit: Bool = true

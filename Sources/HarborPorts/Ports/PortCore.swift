@@ -15,19 +15,53 @@ import Synchronization
 
 package final class PortCore: Sendable {
     package let name: PortName
-    private let state: Mutex<Guarded>
+    /// The port's name on the wire (Transport/PortIdentity.swift).
+    package let identity: PortIdentity
+    let state: Mutex<Guarded>
+    /// Set once the port receives from other processes (or watches them), so
+    /// the in-process path checks one atomic, not a lock, before pumping.
+    let hasTransport = Atomic<Bool>(false)
 
-    private struct Guarded: ~Copyable {
+    struct Guarded: ~Copyable {
         var machine = PortStateMachine()
         /// Created on first need (a blocking receive, a port set, a run
         /// loop), so a port that is only ever polled costs no descriptor.
         var readiness: ReadinessSignal?
+        /// The descriptor the port shows the world: an epoll set over
+        /// `readiness` and, once the port has them, its connections'
+        /// sockets. Decided up front, so it never changes after a run loop
+        /// registered it, whatever crosses processes later.
+        var readinessSet: Epoll?
+        /// `readinessSet`'s number, or -1: readable without borrowing the optional.
+        var readinessFD: CInt = -1
         weak var set: PortSetCore?
+        /// Non-nil when the receive right lives in another process: every
+        /// send goes through this connection (a proxy, or a moved port).
+        var route: RemoteRoute?
+        /// Non-nil once the port receives from other processes.
+        var transport: PortTransport?
+        /// Watches this proxy registered on local ports for its hang-up.
+        var watchers: [(transport: PortTransport, token: UInt64)] = []
     }
 
     package init() {
         name = PortName.next()
+        identity = PortIdentity.local(name)
         state = Mutex(Guarded())
+    }
+
+    /// A port whose receive right lives in another process (a proxy).
+    init(identity: PortIdentity, name: PortName, route: RemoteRoute?) {
+        self.name = name
+        self.identity = identity
+        var guarded = Guarded()
+        guarded.route = route
+        state = Mutex(guarded)
+    }
+
+    deinit {
+        let watchers = state.withLock { $0.watchers }
+        for watcher in watchers { watcher.transport.removeWatch(watcher.token) }
     }
 
     // MARK: Sending
@@ -37,8 +71,13 @@ package final class PortCore: Sendable {
         var parker: Parker?
         while true {
             var signal: ReadinessSignal?
+            var remote: RemoteRoute?
             let outcome = state.withLock { guarded -> PortStateMachine.EnqueueOutcome in
-                let outcome = guarded.machine.enqueue(content)
+                if let route = guarded.route {
+                    remote = route
+                    return .dead
+                }
+                let outcome = guarded.enqueueLocally(content)
                 switch outcome {
                 case .enqueued(let becameReadable):
                     if becameReadable, let readiness = guarded.readiness {
@@ -54,6 +93,10 @@ package final class PortCore: Sendable {
                     break
                 }
                 return outcome
+            }
+            if let remote {
+                try remote.send(content, deadline: deadline, to: self)
+                return
             }
             switch outcome {
             case .enqueued:
@@ -73,7 +116,8 @@ package final class PortCore: Sendable {
                     parker = nil
                     var signal: ReadinessSignal?
                     let retry = state.withLock { guarded -> PortStateMachine.EnqueueOutcome in
-                        let outcome = guarded.machine.enqueue(content)
+                        if guarded.route != nil { return .full }
+                        let outcome = guarded.enqueueLocally(content)
                         if case .enqueued(true) = outcome, let readiness = guarded.readiness {
                             readiness.announce()
                             signal = readiness
@@ -118,13 +162,30 @@ package final class PortCore: Sendable {
 
     /// Takes the next message without waiting.
     package func tryDequeue() -> MessageContent? {
+        if let content = dequeueQueued() { return content }
+        // Only an empty queue looks at the sockets: while messages wait, the
+        // readiness descriptor stays readable and we come back.
+        guard hasTransport.load(ordering: .acquiring), let transport = state.withLock({ $0.transport }) else {
+            return nil
+        }
+        transport.pump(into: self)
+        return dequeueQueued()
+    }
+
+    private func dequeueQueued() -> MessageContent? {
+        var freedSlots: PortTransport?
         let dequeued = state.withLock { guarded -> PortStateMachine.Dequeued? in
             let dequeued = guarded.machine.dequeue(receivingPort: name)
             if let dequeued, dequeued.becameEmpty { guarded.readiness?.clearWhileEmpty() }
+            if let dequeued, dequeued.content.countsAgainstLimit, let transport = guarded.transport {
+                transport.slots.release()
+                freedSlots = transport
+            }
             return dequeued
         }
         guard let dequeued else { return nil }
         dequeued.senderToWake?.unpark()
+        freedSlots?.slotFreed(port: self)
         return dequeued.content
     }
 
@@ -153,16 +214,20 @@ package final class PortCore: Sendable {
     /// created on first use. Valid until the port is destroyed.
     package func readinessDescriptor() throws(PortError) -> CInt {
         let result = state.withLock { guarded -> Result<CInt, SystemError> in
-            if let readiness = guarded.readiness { return .success(readiness.descriptor) }
+            if guarded.readinessFD >= 0 { return .success(guarded.readinessFD) }
             do {
                 let readiness = try ReadinessSignal()
+                let set = try Epoll()
+                try set.add(readiness.descriptor, events: .readable, token: PortTransport.readinessToken)
                 if !guarded.machine.queue.isEmpty { readiness.signalWhileLocked() }
                 guarded.readiness = readiness
-                return .success(readiness.descriptor)
+                guarded.readinessFD = set.rawValue
+                guarded.readinessSet = consume set
+                return .success(guarded.readinessFD)
             } catch let error as SystemError {
                 return .failure(error)
             } catch {
-                preconditionFailure("ReadinessSignal.init throws only SystemError")
+                preconditionFailure("ReadinessSignal.init and Epoll.init throw only SystemError")
             }
         }
         switch result {
@@ -178,8 +243,14 @@ package final class PortCore: Sendable {
             throw PortError(.invalidArgument,
                             "queue limit \(limit) is outside 0...\(PortStateMachine.maximumQueueLimit)")
         }
-        let woken = state.withLock { $0.machine.setQueueLimit(limit) }
+        let (woken, transport) = state.withLock { guarded in
+            let old = guarded.machine.queueLimit
+            let woken = guarded.machine.setQueueLimit(limit)
+            guarded.transport?.slots.release(Int32(limit - old))
+            return (woken, guarded.transport)
+        }
         for parker in woken { parker.unpark() }
+        transport?.slotFreed(port: self)
     }
 
     package var status: PortStatus {
@@ -193,7 +264,13 @@ package final class PortCore: Sendable {
         }
     }
 
-    package var isDead: Bool { state.withLock { $0.machine.isDead } }
+    package var isDead: Bool {
+        let (dead, route) = state.withLock { ($0.machine.isDead, $0.route) }
+        if dead { return true }
+        guard let route, route.hasHungUp else { return false }
+        remoteDied()
+        return true
+    }
 
     // MARK: Port sets
 
@@ -213,6 +290,12 @@ package final class PortCore: Sendable {
     package func sendRightMade() { state.withLock { $0.machine.sendRightMade() } }
 
     package func sendRightReleased() {
+        if state.withLock({ $0.route != nil }) {
+            // A proxy's count is its own business: the connection it holds
+            // is what the receiving process counts.
+            state.withLock { _ = $0.machine.sendRightReleased() }
+            return
+        }
         guard let target = state.withLock({ $0.machine.sendRightReleased() }) else { return }
         NotificationDelivery.deliver(.noSenders, about: name, to: target)
     }
@@ -220,8 +303,13 @@ package final class PortCore: Sendable {
     package func sendOnceMade() { state.withLock { $0.machine.sendOnceMade() } }
 
     package func sendOnceReleased(used: Bool) {
-        state.withLock { $0.machine.sendOnceReleased() }
-        if !used {
+        let isProxy = state.withLock { guarded in
+            guarded.machine.sendOnceReleased()
+            return guarded.route != nil
+        }
+        // A proxy's unused right is reported by the receiving process, which
+        // sees its connection close without a message.
+        if !used && !isProxy {
             deliverNotification(NotificationDelivery.content(.sendOnce, about: name))
         }
     }
@@ -237,12 +325,19 @@ package final class PortCore: Sendable {
     }
 
     package func requestDeadName(_ target: SendOnceToken) {
+        if let route = state.withLock({ $0.route }) {
+            requestRemoteDeadName(target, route: route)
+            return
+        }
         if let immediate = state.withLock({ $0.machine.requestDeadName(target) }) {
             NotificationDelivery.deliver(.deadName, about: name, to: immediate)
         }
     }
 
     package func receiveRightReleased() {
+        // A receive right that moved to another process leaves its token
+        // behind to die here; the port lives on over there.
+        if state.withLock({ $0.route != nil }) { return }
         let outcome = state.withLock { $0.machine.receiveRightReleased() }
         switch outcome {
         case .handOff(let target):
@@ -261,13 +356,37 @@ package final class PortCore: Sendable {
         set?.removeMember(name)
         // Dropping the signal closes the descriptor (once no sender still
         // holds it), which also takes it out of any epoll set.
-        let readiness = state.withLock { $0.readiness.take() }
+        let transport = state.withLock { guarded -> PortTransport? in
+            hasTransport.store(false, ordering: .releasing)
+            defer { guarded.transport = nil }
+            return guarded.transport
+        }
+        // Closing the connections is what tells senders in other processes.
+        transport?.shutDown()
+        let readiness = state.withLock { guarded -> ReadinessSignal? in
+            guarded.readinessFD = -1
+            return guarded.readiness.take()
+        }
         _ = readiness
+        let readinessSet = state.withLock { $0.readinessSet.take() }
+        _ = readinessSet
         for parker in destruction.blockedSenders { parker.unpark() }
         for target in destruction.deadNameTargets {
             NotificationDelivery.deliver(.deadName, about: name, to: target)
         }
         // `destruction.drained` and the no-senders target are released when
         // `destruction` goes out of scope: their rights die with them.
+    }
+}
+
+extension PortCore.Guarded {
+    /// Queues a message from this process, taking a shared slot once the
+    /// port has senders in other processes.
+    mutating func enqueueLocally(_ content: MessageContent) -> PortStateMachine.EnqueueOutcome {
+        if let transport, content.countsAgainstLimit, !machine.isDead {
+            guard transport.slots.tryAcquire() else { return .full }
+            return machine.enqueue(content, slotReserved: true)
+        }
+        return machine.enqueue(content)
     }
 }

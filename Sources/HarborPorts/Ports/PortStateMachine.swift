@@ -42,10 +42,13 @@ package struct PortStateMachine {
         case dead
     }
 
-    package mutating func enqueue(_ content: MessageContent) -> EnqueueOutcome {
+    /// Queues `content`. With `slotReserved` the sender already holds a slot
+    /// of the port's shared counter (Memory/SharedSlots.swift), which is then
+    /// the limit's keeper, so only the count is kept here.
+    package mutating func enqueue(_ content: MessageContent, slotReserved: Bool = false) -> EnqueueOutcome {
         if isDead { return .dead }
         if content.countsAgainstLimit {
-            if countedMessages >= queueLimit { return .full }
+            if !slotReserved && countedMessages >= queueLimit { return .full }
             countedMessages += 1
         }
         queue.append(content)
@@ -71,6 +74,25 @@ package struct PortStateMachine {
         content.trailer.sequenceNumber = sequenceNumber
         content.trailer.port = receivingPort
         return Dequeued(content: content, becameEmpty: queue.isEmpty, senderToWake: wake)
+    }
+
+    /// Takes the whole queue and the attributes for a receive right that
+    /// moves to another process; the machine keeps counting local rights.
+    package mutating func takeForMove() -> (queue: Deque<MessageContent>, limit: Int, sequenceNumber: UInt64,
+                                            made: UInt64, blocked: Deque<Parker>) {
+        defer {
+            queue.removeAll()
+            countedMessages = 0
+            blockedSenders.removeAll()
+        }
+        return (queue, queueLimit, sequenceNumber, madeSendRights, blockedSenders)
+    }
+
+    /// Installs a moved-in port's attributes.
+    package mutating func adopt(limit: Int, sequenceNumber: UInt64, made: UInt64) {
+        queueLimit = limit
+        self.sequenceNumber = sequenceNumber
+        madeSendRights = max(madeSendRights, made)
     }
 
     /// A sender found the queue full and will park until woken.

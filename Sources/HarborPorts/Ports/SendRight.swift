@@ -1,4 +1,5 @@
 // Harbor — the send right: any number of holders, counted by the port.
+import Synchronization
 
 /// The right to send to a port.
 ///
@@ -42,6 +43,13 @@ public struct SendRight: Hashable, Sendable, CustomStringConvertible {
     /// `target` when this port's receive right dies; at once if it is dead.
     public func requestDeadNameNotification(to target: consuming SendOnceRight) {
         token.port.requestDeadName(target.token)
+    }
+
+    /// For tests: sleeps until a sender (in any process) waits for room in
+    /// this right's port, which must be in another process. False on timeout.
+    package func waitUntilASenderBlocks(timeout: Duration) -> Bool {
+        guard let route = token.port.state.withLock({ $0.route }), let slots = route.slots else { return false }
+        return slots.waitForWaiter(timeout: timeout)
     }
 
     /// Two send rights are equal when they name the same port.

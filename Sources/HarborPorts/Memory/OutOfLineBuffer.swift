@@ -1,0 +1,125 @@
+// Harbor — out-of-line memory (P08): fill a buffer in place, send it sealed.
+import CHarborLinux
+import Glibc
+
+/// A buffer for a large payload, filled in place and then sent out of line.
+///
+/// Backed by a memfd mapped writable into this process only until it is
+/// attached to a message: ``Message/attach(_:)-(OutOfLineBuffer)`` unmaps it
+/// and seals the file against writing, shrinking and growing, so neither the
+/// sender nor anyone else can change the bytes afterwards. Receivers, in this
+/// process or another, map the same pages read-only: no copy is made at any
+/// step, whatever the size (far beyond the socket's packet limit).
+///
+/// **Cost:** one memfd, one `ftruncate`, one `mmap` to make; one `munmap`
+/// and one `fcntl` to seal. Worth it above ``Message/outOfLineThreshold``.
+/// **Thread safety:** a value with one owner. **Mach equivalent:** an
+/// out-of-line descriptor with `MACH_MSG_VIRTUAL_COPY`.
+public struct OutOfLineBuffer: ~Copyable, Sendable {
+    private let storage: Storage
+
+    /// The buffer's size in bytes.
+    public var count: Int { storage.count }
+
+    /// Makes a zero-filled buffer of `count` bytes.
+    /// - Throws: ``PortError/Code/resourceShortage`` when out of memory or descriptors.
+    public init(count: Int) throws(PortError) {
+        guard count >= 0 else { throw PortError(.invalidArgument, "negative buffer size \(count)") }
+        do { storage = try Storage(count: count) } catch {
+            throw PortError(error, "making a \(count)-byte out-of-line buffer")
+        }
+    }
+
+    /// Lends the bytes for filling. Do not keep the pointer.
+    public mutating func withUnsafeMutableBytes<Result>(
+        _ body: (UnsafeMutableRawBufferPointer) throws -> Result
+    ) rethrows -> Result {
+        try body(UnsafeMutableRawBufferPointer(start: storage.address, count: storage.count))
+    }
+
+    /// Unmaps the writable view and seals the file; the region receivers see.
+    consuming func seal() throws(PortError) -> MappedRegion {
+        do { return try storage.seal() } catch { throw PortError(error, "sealing an out-of-line buffer") }
+    }
+
+    private final class Storage: @unchecked Sendable {
+        // @unchecked: reachable only through the unique OutOfLineBuffer that owns it.
+        let file: SharedDescriptor
+        let count: Int
+        private(set) var address: UnsafeMutableRawPointer?
+
+        init(count: Int) throws(SystemError) {
+            file = try MemoryFile.create(name: "harbor-ool")
+            try MemoryFile.setSize(file.rawValue, count)
+            self.count = count
+            address = count == 0 ? nil : try MemoryFile.map(file.rawValue, size: count, writable: true)
+        }
+
+        func seal() throws(SystemError) -> MappedRegion {
+            // A writable shared mapping would make F_SEAL_WRITE fail (EBUSY).
+            if let address { MemoryFile.unmap(address, size: count) }
+            address = nil
+            try MemoryFile.addSeals(file.rawValue, charbor_F_SEAL_WRITE | charbor_F_SEAL_SHRINK
+                                    | charbor_F_SEAL_GROW | charbor_F_SEAL_SEAL)
+            return try MappedRegion(sealed: file, limit: Int.max)
+        }
+
+        deinit { if let address { MemoryFile.unmap(address, size: count) } }
+    }
+}
+
+/// A received out-of-line region: read-only, sealed, shared with the sender's
+/// pages (P08). Valid for as long as you hold it, independently of the message.
+///
+/// **Thread safety:** immutable; any thread.
+public struct MemoryRegion: Sendable {
+    let mapping: MappedRegion
+
+    /// The region's size in bytes.
+    public var count: Int { mapping.count }
+
+    /// Lends the bytes. Do not keep the pointer beyond `body`.
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try withExtendedLifetime(mapping) { try body(mapping.bytes) }
+    }
+
+    /// A copy of the bytes.
+    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+}
+
+extension Message {
+    /// Payloads at least this large travel out of line when a message is made
+    /// with ``init(id:payload:)``: below it, copying through the socket is
+    /// cheaper than making, sealing and mapping a memfd.
+    public static let outOfLineThreshold = 256 * 1024
+
+    /// Makes a message carrying `payload` inline or, when it is at least
+    /// ``outOfLineThreshold`` bytes, in one out-of-line region (copied once).
+    public init(id: Int32, payload: UnsafeRawBufferPointer) throws(PortError) {
+        var content = MessageContent(id: id, body: [], trailer: MessageTrailer(sender: .current))
+        if payload.count < Message.outOfLineThreshold {
+            content.body = Array(payload)
+        } else {
+            var buffer = try OutOfLineBuffer(count: payload.count)
+            buffer.withUnsafeMutableBytes { $0.copyMemory(from: payload) }
+            content.regions.append(try buffer.seal())
+        }
+        self.init(content: content)
+    }
+
+    /// Seals `buffer` and attaches it as an out-of-line region.
+    /// - Throws: ``PortError/Code/messageTooLarge`` beyond
+    ///   ``maximumRegions`` regions, or a system failure sealing it.
+    public mutating func attach(_ buffer: consuming OutOfLineBuffer) throws(PortError) {
+        guard content.regions.count < Message.maximumRegions else {
+            throw PortError(.messageTooLarge, "more than \(Message.maximumRegions) out-of-line regions")
+        }
+        content.regions.append(try buffer.seal())
+    }
+
+    /// The most out-of-line regions one message carries.
+    public static let maximumRegions = 16
+
+    /// The out-of-line regions, in the order attached.
+    public var regions: [MemoryRegion] { content.regions.map { MemoryRegion(mapping: $0) } }
+}

@@ -1,0 +1,256 @@
+// Harbor — a port's life across processes: exporting and importing rights,
+// moving the receive right, and hearing of deaths the kernel reports.
+import CHarborLinux
+import DequeModule
+import Glibc
+import Synchronization
+
+extension PortCore {
+    // MARK: Receiving from other processes
+
+    /// The port's transport, made on first need together with its readiness
+    /// set and its shared slot counter (free slots = limit - queued).
+    func ensureTransport() throws(PortError) -> PortTransport {
+        if let existing = state.withLock({ $0.transport }) { return existing }
+        let epollFD = try readinessDescriptor()
+        let result = state.withLock { guarded -> Result<PortTransport, SystemError> in
+            if let existing = guarded.transport { return .success(existing) }
+            do {
+                let free = guarded.machine.queueLimit - guarded.machine.countedMessages
+                let transport = PortTransport(slots: try SharedSlots(free: free), epollFD: epollFD)
+                guarded.transport = transport
+                hasTransport.store(true, ordering: .releasing)
+                return .success(transport)
+            } catch let error as SystemError {
+                return .failure(error)
+            } catch {
+                preconditionFailure("SharedSlots.init throws only SystemError")
+            }
+        }
+        switch result {
+        case .success(let transport):
+            PortRegistry.register(self)
+            return transport
+        case .failure(let error):
+            throw PortError(error, "preparing \(name) for other processes")
+        }
+    }
+
+    /// A message decoded from a connection: queue it on its slot.
+    func acceptRemote(_ content: MessageContent) {
+        let accepted = state.withLock { guarded -> Bool in
+            if content.countsAgainstLimit,
+               guarded.machine.countedMessages >= PortStateMachine.maximumQueueLimit + guarded.machine.queueLimit {
+                return false
+            }
+            if case .enqueued(true) = guarded.machine.enqueue(content, slotReserved: true) {
+                // The pumping receiver itself is the only one woken: no
+                // contended-lock cost in writing under the lock here.
+                guarded.readiness?.signalWhileLocked()
+            }
+            return true
+        }
+        if !accepted { WireRejections.record(.flood) }
+    }
+
+    /// A connection closed: every process holding that right let it go.
+    func connectionClosed(_ kind: WireFormat.ConnectionKind, used: Bool) {
+        switch kind {
+        case .send: sendRightReleased()
+        case .sendOnce: sendOnceReleased(used: used)
+        }
+    }
+
+    // MARK: Exporting rights
+
+    /// Prepares `right` to leave the process inside a message.
+    static func export(_ right: CarriedRight) throws(PortError) -> ExportedRight {
+        switch right {
+        case .taken:
+            return ExportedRight(kind: .taken, identity: PortIdentity(origin: 0, number: 0), descriptors: [])
+        case .send(let token):
+            return try token.port.exportSend()
+        case .sendOnce(let token):
+            // The right leaves; the connection stands for it from now on.
+            _ = token.markUsed()
+            return try token.port.exportSendOnce()
+        case .receive(let token):
+            return try token.port.exportReceive()
+        }
+    }
+
+    private func exportSend() throws(PortError) -> ExportedRight {
+        if let route = state.withLock({ $0.route }), let slots = route.slots {
+            return ExportedRight(kind: .send, identity: identity, descriptors: [route.socket, slots.descriptor])
+        }
+        let transport = try ensureTransport()
+        do {
+            let socket = try transport.makeConnection(.send)
+            sendRightMade()
+            return ExportedRight(kind: .send, identity: identity, descriptors: [socket, transport.slots.descriptor])
+        } catch {
+            throw PortError(error, "exporting a send right to \(name)")
+        }
+    }
+
+    private func exportSendOnce() throws(PortError) -> ExportedRight {
+        if let route = state.withLock({ $0.route }) {
+            return ExportedRight(kind: .sendOnce, identity: identity, descriptors: [route.socket])
+        }
+        let transport = try ensureTransport()
+        do {
+            let socket = try transport.makeConnection(.sendOnce)
+            sendOnceMade()
+            return ExportedRight(kind: .sendOnce, identity: identity, descriptors: [socket])
+        } catch {
+            throw PortError(error, "exporting a send-once right to \(name)")
+        }
+    }
+
+    /// Moves the receive right out: the queue, the connections and the slot
+    /// counter travel; this object becomes a proxy for the local send rights
+    /// that remain, through one new connection that travels too.
+    private func exportReceive() throws(PortError) -> ExportedRight {
+        let transport = try ensureTransport()
+        let forwarder: (receiving: SharedDescriptor, sending: SharedDescriptor)
+        do {
+            let pair = try SeqPacketSocket.makePair()
+            try SeqPacketSocket.setOption(pair.0.rawValue, charbor_SO_PASSCRED, 1)
+            forwarder = pair
+        } catch {
+            throw PortError(error, "moving the receive right of \(name)")
+        }
+        let route = RemoteRoute(socket: forwarder.sending, slots: transport.slots)
+        let taken = state.withLock { guarded in
+            let taken = guarded.machine.takeForMove()
+            guarded.route = route
+            guarded.transport = nil
+            hasTransport.store(false, ordering: .releasing)
+            guarded.readiness?.clearWhileEmpty()
+            return taken
+        }
+        let set = join(nil)
+        set?.removeMember(name)
+        var connections = transport.takeConnections()
+        transport.shutDown()
+        connections.append((.send, forwarder.receiving))
+        // Local senders that waited for room now send through the route.
+        for parker in taken.blocked { parker.unpark() }
+        let transfer = ExportedTransfer(
+            queueLimit: taken.limit, sequenceNumber: taken.sequenceNumber, madeSendRights: taken.made,
+            connections: connections, queued: Array(taken.queue))
+        return ExportedRight(kind: .receive, identity: identity, descriptors: [transport.slots.descriptor],
+                             transfer: transfer)
+    }
+
+    // MARK: Importing rights
+
+    static func importSendRight(
+        _ identity: PortIdentity, socket: SharedDescriptor, slots: SharedDescriptor
+    ) throws(WireRejection) -> SendRightToken {
+        guard isSeqPacketSocket(socket) else { throw WireRejection(.badDescriptor, "send right is not a socket") }
+        let (existing, name) = PortRegistry.lookUp(identity)
+        if let existing {
+            // Already known here: the new descriptors are redundant; closing
+            // them tells the receiver one connection fewer.
+            return SendRightToken(port: existing)
+        }
+        let counter: SharedSlots
+        do { counter = try SharedSlots(adopting: slots) } catch {
+            throw WireRejection(.badDescriptor, "slot counter: \(error)")
+        }
+        let proxy = PortCore(identity: identity, name: name, route: RemoteRoute(socket: socket, slots: counter))
+        PortRegistry.register(proxy)
+        return SendRightToken(port: proxy)
+    }
+
+    static func importSendOnceRight(_ identity: PortIdentity, socket: SharedDescriptor) throws(WireRejection) -> SendOnceToken {
+        guard isSeqPacketSocket(socket) else { throw WireRejection(.badDescriptor, "send-once right is not a socket") }
+        // Always its own proxy: the connection closing unused is how the
+        // receiver learns the right died, even if it came home.
+        let name = PortRegistry.lookUp(identity).name
+        return SendOnceToken(port: PortCore(identity: identity, name: name, route: RemoteRoute(socket: socket, slots: nil)))
+    }
+
+    static func importReceiveRight(
+        _ identity: PortIdentity, slots: SharedDescriptor,
+        connections: [(WireFormat.ConnectionKind, SharedDescriptor)], queued: [MessageContent],
+        limit: Int, sequenceNumber: UInt64, made: UInt64
+    ) throws(WireRejection) -> ReceiveRightToken {
+        for (_, socket) in connections where !isSeqPacketSocket(socket) {
+            throw WireRejection(.badDescriptor, "a moved connection is not a socket")
+        }
+        let counter: SharedSlots
+        do { counter = try SharedSlots(adopting: slots) } catch {
+            throw WireRejection(.badDescriptor, "slot counter: \(error)")
+        }
+        let (existing, name) = PortRegistry.lookUp(identity)
+        // A proxy already standing for this port becomes the port: the send
+        // rights this process holds turn local.
+        let port = existing ?? PortCore(identity: identity, name: name, route: nil)
+        let epollFD: CInt
+        do { epollFD = try port.readinessDescriptor() } catch {
+            throw WireRejection(.badDescriptor, "no readiness descriptor: \(error)")
+        }
+        let transport = PortTransport(slots: counter, epollFD: epollFD)
+        let oldRoute = port.state.withLock { guarded -> RemoteRoute? in
+            let old = guarded.route
+            guarded.route = nil
+            guarded.transport = transport
+            guarded.machine.adopt(limit: limit, sequenceNumber: sequenceNumber, made: made)
+            port.hasTransport.store(true, ordering: .releasing)
+            return old
+        }
+        _ = oldRoute  // released here: one sender fewer on its connection
+        PortRegistry.register(port)
+        for (kind, socket) in connections {
+            do { try transport.adopt(socket, kind: kind) } catch { continue }
+            switch kind {
+            case .send: port.sendRightMade()
+            case .sendOnce: port.sendOnceMade()
+            }
+        }
+        for content in queued { port.acceptRemote(content) }
+        return ReceiveRightToken(port: port)
+    }
+
+    private static func isSeqPacketSocket(_ socket: SharedDescriptor) -> Bool {
+        var type: CInt = 0
+        var length = socklen_t(MemoryLayout<CInt>.size)
+        return getsockopt(socket.rawValue, SOL_SOCKET, SO_TYPE, &type, &length) == 0
+            && type == charbor_SOCK_SEQPACKET
+    }
+
+    // MARK: Deaths in other processes
+
+    /// The receiving process of this proxy is gone: fire its dead-name requests.
+    func remoteDied() {
+        let destruction = state.withLock { guarded -> PortStateMachine.Destruction? in
+            guard guarded.route != nil, !guarded.machine.isDead else { return nil }
+            return guarded.machine.destroy()
+        }
+        guard let destruction else { return }
+        for target in destruction.deadNameTargets {
+            NotificationDelivery.deliver(.deadName, about: name, to: target)
+        }
+    }
+
+    /// A dead-name request on a proxy: the target port watches the
+    /// connection for hang-up, so the notification comes without a thread.
+    func requestRemoteDeadName(_ target: SendOnceToken, route: RemoteRoute) {
+        if route.hasHungUp { remoteDied() }
+        if let immediate = state.withLock({ $0.machine.requestDeadName(target) }) {
+            NotificationDelivery.deliver(.deadName, about: name, to: immediate)
+            return
+        }
+        let watcher = target.port
+        // Only a port received from here can watch; a target in yet another
+        // process hears nothing until a send fails (Docs/CrossProcess.md).
+        guard watcher.state.withLock({ $0.route == nil }),
+              let transport = try? watcher.ensureTransport(),
+              let token = try? transport.addWatch(on: route, for: self) else { return }
+        state.withLock { $0.watchers.append((transport, token)) }
+        // It may have died between the first look and the watch.
+        if route.hasHungUp { remoteDied() }
+    }
+}

@@ -1,0 +1,138 @@
+// Harbor — AF_UNIX SOCK_SEQPACKET sockets: packets, descriptors and credentials.
+import CHarborLinux
+import Glibc
+
+/// What one `recvmsg` on a SEQPACKET socket produced.
+package struct ReceivedPacket {
+    /// Bytes of the packet in the caller's buffer; 0 with `isEndOfFile` means
+    /// every peer has closed.
+    package var byteCount: Int
+    package var isEndOfFile: Bool
+    /// The packet was longer than the buffer (MSG_TRUNC): the rest is gone.
+    package var wasTruncated: Bool
+    /// Control data did not fit (MSG_CTRUNC): descriptors may be missing.
+    package var controlWasTruncated: Bool
+    /// Every descriptor that arrived, owned until claimed.
+    package var descriptors: ArrivedDescriptors
+    /// The sender as the kernel reports it (SCM_CREDENTIALS), if attached.
+    package var sender: ProcessIdentity?
+}
+
+/// Thin, typed calls on SEQPACKET sockets. Every socket is created
+/// `SOCK_CLOEXEC | SOCK_NONBLOCK`; every receive passes `MSG_CMSG_CLOEXEC`.
+package enum SeqPacketSocket {
+    /// The most descriptors one packet carries (the kernel's SCM_MAX_FD is 253).
+    package static let maximumDescriptors = 253
+
+    /// C: `socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK)`.
+    package static func makePair() throws(SystemError) -> (SharedDescriptor, SharedDescriptor) {
+        var fds: [CInt] = [-1, -1]
+        _ = try systemCall("socketpair") {
+            socketpair(AF_UNIX, Int32(charbor_SOCK_SEQPACKET | charbor_SOCK_CLOEXEC | charbor_SOCK_NONBLOCK), 0, &fds)
+        }
+        return (SharedDescriptor(taking: fds[0]), SharedDescriptor(taking: fds[1]))
+    }
+
+    /// Sets an integer socket option. C: `setsockopt(SOL_SOCKET)`.
+    package static func setOption(_ fd: CInt, _ option: CInt, _ value: CInt) throws(SystemError) {
+        var value = value
+        _ = try systemCall("setsockopt") {
+            setsockopt(fd, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<CInt>.size))
+        }
+    }
+
+    /// Sends one packet of `parts` (gathered, not copied) with `descriptors`
+    /// in SCM_RIGHTS. Returns false when the socket buffer is full (EAGAIN).
+    /// Never raises SIGPIPE: a closed peer is `EPIPE`.
+    /// C: `sendmsg(MSG_NOSIGNAL | MSG_DONTWAIT)`.
+    @inline(never)
+    package static func send(
+        _ fd: CInt, parts: [UnsafeRawBufferPointer], descriptors: [CInt]
+    ) throws(SystemError) -> Bool {
+        var vectors = parts.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
+        var message = msghdr()
+        let controlLength = descriptors.isEmpty ? 0 : charbor_CMSG_SPACE(descriptors.count * 4)
+        return try withUnsafeTemporaryAllocation(byteCount: max(controlLength, 1), alignment: 8) {
+            control throws(SystemError) -> Bool in
+            control.initializeMemory(as: UInt8.self, repeating: 0)
+            return try vectors.withUnsafeMutableBufferPointer { vectorBuffer throws(SystemError) -> Bool in
+                message.msg_iov = vectorBuffer.baseAddress
+                message.msg_iovlen = vectorBuffer.count
+                if controlLength > 0 {
+                    message.msg_control = control.baseAddress
+                    message.msg_controllen = controlLength
+                    let header = charbor_CMSG_FIRSTHDR(&message)!
+                    header.pointee.cmsg_level = SOL_SOCKET
+                    header.pointee.cmsg_type = Int32(charbor_SCM_RIGHTS)
+                    header.pointee.cmsg_len = charbor_CMSG_LEN(descriptors.count * 4)
+                    let data = UnsafeMutableRawPointer(charbor_CMSG_DATA(header)!)
+                    for (index, descriptor) in descriptors.enumerated() {
+                        data.storeBytes(of: descriptor, toByteOffset: index * 4, as: CInt.self)
+                    }
+                }
+                let sent = try systemCallOrWouldBlock("sendmsg") {
+                    sendmsg(fd, &message, Int32(charbor_MSG_NOSIGNAL | charbor_MSG_DONTWAIT))
+                }
+                return sent != nil
+            }
+        }
+    }
+
+    /// The control buffer size `receive` needs: the most descriptors plus credentials.
+    package static let controlCapacity =
+        charbor_CMSG_SPACE(maximumDescriptors * 4) + charbor_CMSG_SPACE(MemoryLayout<charbor_ucred>.size)
+
+    /// Receives one packet into `buffer` without waiting; nil when none waits.
+    /// `control` must hold ``controlCapacity`` bytes.
+    /// C: `recvmsg(MSG_DONTWAIT | MSG_CMSG_CLOEXEC)`.
+    @inline(never)
+    package static func receive(
+        _ fd: CInt, into buffer: UnsafeMutableRawBufferPointer, control: UnsafeMutableRawBufferPointer
+    ) throws(SystemError) -> ReceivedPacket? {
+        var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
+        var message = msghdr()
+        let count: Int? = try withUnsafeMutablePointer(to: &vector) { vectorPointer throws(SystemError) -> Int? in
+            message.msg_iov = vectorPointer
+            message.msg_iovlen = 1
+            message.msg_control = control.baseAddress
+            message.msg_controllen = control.count
+            return try systemCallOrWouldBlock("recvmsg") {
+                recvmsg(fd, &message, Int32(charbor_MSG_DONTWAIT | charbor_MSG_CMSG_CLOEXEC))
+            }
+        }
+        guard let count else { return nil }
+        var descriptors: [CInt] = []
+        var sender: ProcessIdentity?
+        if message.msg_controllen > 0 {
+            var header = charbor_CMSG_FIRSTHDR(&message)
+            while let current = header {
+                let data = UnsafeRawPointer(charbor_CMSG_DATA(current)!)
+                let payload = Int(current.pointee.cmsg_len) - Int(charbor_CMSG_LEN(0))
+                if current.pointee.cmsg_level == SOL_SOCKET {
+                    if current.pointee.cmsg_type == Int32(charbor_SCM_RIGHTS) {
+                        for index in 0..<max(0, payload / 4) {
+                            descriptors.append(data.loadUnaligned(fromByteOffset: index * 4, as: CInt.self))
+                        }
+                    } else if current.pointee.cmsg_type == Int32(charbor_SCM_CREDENTIALS),
+                              payload >= MemoryLayout<charbor_ucred>.size {
+                        let credentials = data.loadUnaligned(as: charbor_ucred.self)
+                        sender = ProcessIdentity(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
+                    }
+                }
+                header = charbor_CMSG_NXTHDR(&message, current)
+            }
+        }
+        let flags = message.msg_flags
+        return ReceivedPacket(
+            byteCount: count, isEndOfFile: count == 0 && descriptors.isEmpty && sender == nil,
+            wasTruncated: flags & Int32(charbor_MSG_TRUNC) != 0,
+            controlWasTruncated: flags & Int32(charbor_MSG_CTRUNC) != 0,
+            descriptors: ArrivedDescriptors(descriptors), sender: sender)
+    }
+
+    /// Polls `fd` without waiting; returns the `revents` bits. C: `poll(2)`, timeout 0.
+    package static func pollNow(_ fd: CInt, events: Int16) -> Int16 {
+        var entry = pollfd(fd: fd, events: events, revents: 0)
+        return poll(&entry, 1, 0) == 1 ? entry.revents : 0
+    }
+}

@@ -1,0 +1,70 @@
+// Harbor — a descriptor owned by a reference-counted object, for the transport.
+import CHarborLinux
+import Glibc
+
+/// A descriptor closed when the last reference to this object goes.
+///
+/// The transport keeps sockets and memfds in tables, in messages and in
+/// closures, where a `~Copyable` ``OwnedDescriptor`` cannot go; this class
+/// gives them one owner that ARC counts. The number is never reused while
+/// the object lives.
+///
+/// **Thread safety:** any thread; the number is immutable.
+package final class SharedDescriptor: Sendable {
+    /// The raw descriptor number, valid while `self` lives.
+    package let rawValue: CInt
+
+    /// Takes ownership of `rawValue`, an open descriptor nothing else closes.
+    package init(taking rawValue: CInt) {
+        precondition(rawValue >= 0, "SharedDescriptor needs an open descriptor, got \(rawValue)")
+        self.rawValue = rawValue
+    }
+
+    deinit { _ = Glibc.close(rawValue) }
+
+    /// A fresh non-blocking eventfd. C: `eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)`.
+    package static func makeEventDescriptor() throws(SystemError) -> SharedDescriptor {
+        let fd = try systemCall("eventfd") { eventfd(0, Int32(charbor_EFD_CLOEXEC | charbor_EFD_NONBLOCK)) }
+        return SharedDescriptor(taking: fd)
+    }
+}
+
+/// Descriptors that arrived from another process and are not yet owned by
+/// anything: every one still unclaimed when this object dies is closed, so a
+/// rejected or half-decoded message cannot leak a descriptor (P09).
+///
+/// **Thread safety:** confined to the decoding thread.
+package final class ArrivedDescriptors {
+    private var numbers: [CInt]
+    private var claimed: [Bool]
+
+    package init(_ numbers: [CInt]) {
+        self.numbers = numbers
+        self.claimed = Array(repeating: false, count: numbers.count)
+    }
+
+    package var count: Int { numbers.count }
+
+    /// Whether descriptor `index` has been claimed.
+    package func isClaimed(_ index: Int) -> Bool { claimed[index] }
+
+    /// Takes ownership of descriptor `index`; nil if out of range or taken.
+    package func claim(_ index: Int) -> SharedDescriptor? {
+        guard numbers.indices.contains(index), !claimed[index] else { return nil }
+        claimed[index] = true
+        return SharedDescriptor(taking: numbers[index])
+    }
+
+    /// The raw number of descriptor `index`, without claiming it.
+    package func peek(_ index: Int) -> CInt? {
+        guard numbers.indices.contains(index), !claimed[index] else { return nil }
+        return numbers[index]
+    }
+
+    /// How many were never claimed.
+    package var unclaimedCount: Int { claimed.lazy.filter { !$0 }.count }
+
+    deinit {
+        for (index, fd) in numbers.enumerated() where !claimed[index] { _ = Glibc.close(fd) }
+    }
+}

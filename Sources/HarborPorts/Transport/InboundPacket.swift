@@ -1,0 +1,132 @@
+// Harbor — turning a received packet into a message, rights and all.
+//
+// The packet is parsed completely (Wire/WirePacket.swift) before anything
+// is created from it. Then each descriptor is claimed by the right that owns
+// it; whatever is left unclaimed when decoding fails is closed by
+// `ArrivedDescriptors`, so a rejected packet leaks nothing.
+import CHarborLinux
+import Glibc
+
+package enum InboundPacket {
+    case message(MessageContent)
+    case wait(SharedDescriptor)
+
+    /// Decodes `packet`, whose bytes are at the front of `buffer`.
+    package static func decode(
+        _ buffer: UnsafeRawBufferPointer, _ packet: ReceivedPacket
+    ) throws(WireRejection) -> InboundPacket {
+        if packet.wasTruncated { throw WireRejection(.oversized, "packet longer than \(buffer.count) bytes") }
+        if packet.controlWasTruncated { throw WireRejection(.controlTruncated, "descriptors were dropped") }
+        guard let sender = packet.sender else { throw WireRejection(.missingCredentials, "no SCM_CREDENTIALS") }
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<packet.byteCount])
+        let descriptors = packet.descriptors
+        if bytes.count >= 4, bytes[0] == WireFormat.version,
+           WireFormat.Flags(rawValue: UInt16(bytes[2]) | UInt16(bytes[3]) << 8).contains(.inMemoryFile) {
+            return try decodeFromMemoryFile(bytes, descriptors, sender: sender)
+        }
+        let parsed = try WirePacket.parse(bytes, descriptorCount: descriptors.count)
+        if parsed.kind == .wait {
+            guard let eventfd = descriptors.claim(0) else { throw WireRejection(.descriptorMismatch, "wait without eventfd") }
+            // Ours to signal without ever blocking, whatever the sender passed.
+            _ = fcntl(eventfd.rawValue, F_SETFL, O_NONBLOCK)
+            return .wait(eventfd)
+        }
+        return .message(try materialize(parsed, bytes, descriptors, base: 0, sender: sender))
+    }
+
+    /// A packet too large for the socket: a header here, the packet in a
+    /// sealed memfd (descriptor 0), its descriptors after that one.
+    private static func decodeFromMemoryFile(
+        _ header: UnsafeRawBufferPointer, _ descriptors: ArrivedDescriptors, sender: ProcessIdentity
+    ) throws(WireRejection) -> InboundPacket {
+        var reader = ByteReader(header)
+        _ = try reader.read(UInt8.self)
+        let kind = try reader.read(UInt8.self)
+        _ = try reader.read(UInt16.self)
+        try reader.skip(10)
+        let declared = Int(try reader.read(UInt16.self))
+        try reader.skip(4)
+        let total = Int(try reader.read(UInt32.self))
+        guard kind == WireFormat.Kind.message.rawValue, header.count == WireFormat.headerSize,
+              total == WireFormat.headerSize else {
+            throw WireRejection(.badLength, "memory-file packet header of \(header.count) bytes")
+        }
+        guard declared == descriptors.count, declared >= 1 else {
+            throw WireRejection(.descriptorMismatch, "declares \(declared) descriptors, \(descriptors.count) arrived")
+        }
+        guard let file = descriptors.claim(0) else { throw WireRejection(.descriptorMismatch, "no memory file") }
+        let region: MappedRegion
+        do { region = try MappedRegion(sealed: file, limit: WireFormat.maximumMemoryFilePacket) } catch {
+            throw WireRejection(.badDescriptor, "memory-file packet: \(error)")
+        }
+        let bytes = region.bytes
+        // The inner packet indexes descriptors after the memfd: shift by one.
+        let parsed = try WirePacket.parse(bytes, descriptorCount: descriptors.count - 1)
+        guard parsed.kind == .message else { throw WireRejection(.unknownKind, "wait packet in a memory file") }
+        return .message(try materialize(parsed, bytes, descriptors, base: 1, sender: sender))
+    }
+
+    private static func materialize(
+        _ packet: WirePacket, _ bytes: UnsafeRawBufferPointer, _ descriptors: ArrivedDescriptors,
+        base: Int, sender: ProcessIdentity
+    ) throws(WireRejection) -> MessageContent {
+        var rights: [CarriedRight] = []
+        rights.reserveCapacity(packet.rights.count)
+        for right in packet.rights {
+            rights.append(try importRight(right, bytes, descriptors, base: base, sender: sender))
+        }
+        let reply = try packet.reply.map { right throws(WireRejection) in
+            try importRight(right, bytes, descriptors, base: base, sender: sender)
+        }
+        var content = MessageContent(
+            id: packet.id, body: Array(UnsafeRawBufferPointer(rebasing: bytes[packet.body])),
+            rights: rights, reply: reply, trailer: MessageTrailer(sender: sender))
+        for index in packet.regions {
+            guard let file = descriptors.claim(base + index) else {
+                throw WireRejection(.descriptorMismatch, "region descriptor \(index) missing")
+            }
+            do { content.regions.append(try MappedRegion(sealed: file, limit: Int.max)) } catch {
+                throw WireRejection(.badDescriptor, "out-of-line region: \(error)")
+            }
+        }
+        content.countsAgainstLimit = packet.flags.contains(.countsAgainstLimit)
+        return content
+    }
+
+    private static func importRight(
+        _ right: WireRight, _ bytes: UnsafeRawBufferPointer, _ descriptors: ArrivedDescriptors,
+        base: Int, sender: ProcessIdentity
+    ) throws(WireRejection) -> CarriedRight {
+        func take(_ index: Int) throws(WireRejection) -> SharedDescriptor {
+            guard let descriptor = descriptors.claim(base + index) else {
+                throw WireRejection(.descriptorMismatch, "descriptor \(index) missing")
+            }
+            return descriptor
+        }
+        switch right.kind {
+        case .taken, .memory:
+            return .taken
+        case .send:
+            let socket = try take(right.firstDescriptor)
+            let slots = try take(right.firstDescriptor + 1)
+            return .send(try PortCore.importSendRight(right.identity, socket: socket, slots: slots))
+        case .sendOnce:
+            let socket = try take(right.firstDescriptor)
+            return .sendOnce(try PortCore.importSendOnceRight(right.identity, socket: socket))
+        case .receive:
+            guard let transfer = right.transfer else { throw WireRejection(.badLength, "receive right without state") }
+            let slots = try take(right.firstDescriptor)
+            var connections: [(WireFormat.ConnectionKind, SharedDescriptor)] = []
+            for connection in transfer.connections {
+                connections.append((connection.kind, try take(connection.descriptor)))
+            }
+            var queued: [MessageContent] = []
+            for message in transfer.queued {
+                queued.append(try materialize(message, bytes, descriptors, base: base, sender: sender))
+            }
+            return .receive(try PortCore.importReceiveRight(
+                right.identity, slots: slots, connections: connections, queued: queued,
+                limit: transfer.queueLimit, sequenceNumber: transfer.sequenceNumber, made: transfer.madeSendRights))
+        }
+    }
+}

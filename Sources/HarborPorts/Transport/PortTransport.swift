@@ -1,0 +1,257 @@
+// Harbor — a port's receiving side for other processes: its connections.
+//
+// Each connection is the receiving end of a SEQPACKET socket whose other end
+// (shared by every process holding that send right) the kernel counts: EOF
+// here means every sender on it is gone, exact even after SIGKILL. The
+// sockets sit in the port's readiness epoll set, so the one descriptor a run
+// loop watches fires for them too. No thread: whoever receives pumps.
+//
+// Locks: `pump` (the receive buffers) is taken before `table`, never after.
+// Only non-blocking calls (recvmsg, epoll_ctl, eventfd write) run under them;
+// messages are queued and notifications delivered after both are released.
+import CHarborLinux
+import Glibc
+import Synchronization
+
+package final class PortTransport: Sendable {
+    /// The epoll token of the port's own eventfd in its readiness set.
+    package static let readinessToken: UInt64 = 0
+    private static let connectionTag: UInt64 = 1 << 56
+    private static let watchTag: UInt64 = 2 << 56
+
+    package let slots: SharedSlots
+    /// The owning port's readiness set, which outlives `shutDown()`.
+    private let epollFD: CInt
+
+    private struct Connection {
+        var socket: SharedDescriptor
+        var kind: WireFormat.ConnectionKind
+    }
+
+    private struct Watch {
+        var route: RemoteRoute
+        weak var proxy: PortCore?
+    }
+
+    private struct Table: ~Copyable {
+        var connections: [UInt64: Connection] = [:]
+        var watches: [UInt64: Watch] = [:]
+        /// Eventfds of senders in other processes waiting for a slot.
+        var waiters: [SharedDescriptor] = []
+        var nextToken: UInt64 = 1
+        var isShutDown = false
+    }
+
+    private let table = Mutex(Table())
+    private let pumpBuffers = Mutex(PumpBuffers())
+
+    package init(slots: SharedSlots, epollFD: CInt) {
+        self.slots = slots
+        self.epollFD = epollFD
+    }
+
+    // MARK: Connections
+
+    /// Makes a new connection; returns the sending end to hand to another process.
+    package func makeConnection(_ kind: WireFormat.ConnectionKind) throws(SystemError) -> SharedDescriptor {
+        let (receiving, sending) = try SeqPacketSocket.makePair()
+        try SeqPacketSocket.setOption(receiving.rawValue, charbor_SO_PASSCRED, 1)
+        // Room for a full queue of large messages in flight (capped by wmem_max).
+        try? SeqPacketSocket.setOption(sending.rawValue, charbor_SO_SNDBUF, 4 << 20)
+        try adopt(receiving, kind: kind)
+        return sending
+    }
+
+    /// Starts receiving on a connection's receiving end (made here, or moved in).
+    package func adopt(_ socket: SharedDescriptor, kind: WireFormat.ConnectionKind) throws(SystemError) {
+        let token = table.withLock { table -> UInt64? in
+            if table.isShutDown { return nil }
+            defer { table.nextToken += 1 }
+            let token = Self.connectionTag | table.nextToken
+            table.connections[token] = Connection(socket: socket, kind: kind)
+            return token
+        }
+        guard let token else { return }
+        do {
+            try EpollControl.add(epollFD, socket.rawValue, events: .readable, token: token)
+        } catch {
+            _ = table.withLock { $0.connections.removeValue(forKey: token) }
+            throw error
+        }
+    }
+
+    /// Takes every connection out, for a receive right leaving the process.
+    package func takeConnections() -> [(kind: WireFormat.ConnectionKind, socket: SharedDescriptor)] {
+        let taken = table.withLock { table in
+            defer { table.connections.removeAll() }
+            return Array(table.connections.values)
+        }
+        for connection in taken { EpollControl.remove(epollFD, connection.socket.rawValue) }
+        return taken.map { ($0.kind, $0.socket) }
+    }
+
+    private func close(_ token: UInt64) {
+        guard let connection = table.withLock({ $0.connections.removeValue(forKey: token) }) else { return }
+        EpollControl.remove(epollFD, connection.socket.rawValue)
+    }
+
+    // MARK: Watching other processes' ports for their death
+
+    /// Reports `proxy`'s death (its connection hanging up) by pumping this port.
+    package func addWatch(on route: RemoteRoute, for proxy: PortCore) throws(SystemError) -> UInt64 {
+        let token = table.withLock { table -> UInt64 in
+            defer { table.nextToken += 1 }
+            let token = Self.watchTag | table.nextToken
+            table.watches[token] = Watch(route: route, proxy: proxy)
+            return token
+        }
+        do {
+            // No events asked for: epoll reports hang-up and error regardless.
+            try EpollControl.add(epollFD, route.socket.rawValue, events: [], token: token)
+        } catch {
+            _ = table.withLock { $0.watches.removeValue(forKey: token) }
+            throw error
+        }
+        return token
+    }
+
+    package func removeWatch(_ token: UInt64) {
+        guard let watch = table.withLock({ $0.watches.removeValue(forKey: token) }) else { return }
+        EpollControl.remove(epollFD, watch.route.socket.rawValue)
+    }
+
+    // MARK: Back-pressure
+
+    /// A slot was freed: wake senders in other processes that wait for one.
+    package func slotFreed(port: PortCore) {
+        guard slots.waiters > 0 else { return }
+        // Their wait packets may still sit in the sockets.
+        pump(into: port)
+        signalWaiters()
+    }
+
+    private func signalWaiters() {
+        guard slots.free > 0 else { return }
+        let waiters = table.withLock { table in
+            defer { table.waiters.removeAll() }
+            return table.waiters
+        }
+        var one: UInt64 = 1
+        for waiter in waiters { _ = Glibc.write(waiter.rawValue, &one, 8) }
+    }
+
+    // MARK: Pumping
+
+    /// What a pump found, to act on once the locks are released.
+    package enum Arrival {
+        case message(MessageContent)
+        case closed(WireFormat.ConnectionKind, used: Bool)
+        case hungUp(PortCore)
+    }
+
+    /// Reads what the ready sockets hold, without waiting, and queues it on `port`.
+    package func pump(into port: PortCore) {
+        var gotWaiter = false
+        let arrivals = pumpBuffers.withLock { buffers -> [Arrival] in
+            var arrivals: [Arrival] = []
+            let count = EpollControl.poll(epollFD, into: buffers.events)
+            for index in 0..<count {
+                let token = buffers.events[index].data.u64
+                if token == Self.readinessToken { continue }
+                if token & Self.watchTag != 0 {
+                    guard let watch = table.withLock({ $0.watches.removeValue(forKey: token) }) else { continue }
+                    EpollControl.remove(epollFD, watch.route.socket.rawValue)
+                    if let proxy = watch.proxy { arrivals.append(.hungUp(proxy)) }
+                    continue
+                }
+                guard let connection = table.withLock({ $0.connections[token] }) else { continue }
+                switch receive(on: connection, buffers: &buffers) {
+                case .nothing:
+                    break
+                case .closed:
+                    close(token)
+                    arrivals.append(.closed(connection.kind, used: false))
+                case .message(var content):
+                    if connection.kind == .sendOnce {
+                        // One message is all a send-once connection carries.
+                        content.countsAgainstLimit = false
+                        close(token)
+                        arrivals.append(.message(content))
+                        arrivals.append(.closed(.sendOnce, used: true))
+                    } else {
+                        arrivals.append(.message(content))
+                    }
+                case .waiter(let eventfd):
+                    table.withLock { $0.waiters.append(eventfd) }
+                    gotWaiter = true
+                }
+            }
+            return arrivals
+        }
+        if gotWaiter { signalWaiters() }
+        for arrival in arrivals {
+            switch arrival {
+            case .message(let content): port.acceptRemote(content)
+            case .closed(let kind, let used): port.connectionClosed(kind, used: used)
+            case .hungUp(let proxy): proxy.remoteDied()
+            }
+        }
+    }
+
+    private enum Received {
+        case nothing, closed
+        case message(MessageContent)
+        case waiter(SharedDescriptor)
+    }
+
+    private func receive(on connection: Connection, buffers: inout PumpBuffers) -> Received {
+        let packet: ReceivedPacket
+        do {
+            guard let received = try SeqPacketSocket.receive(
+                connection.socket.rawValue, into: buffers.packet, control: buffers.control) else { return .nothing }
+            packet = received
+        } catch {
+            return .closed  // ECONNRESET and the like: the peer is gone
+        }
+        if packet.isEndOfFile { return .closed }
+        do {
+            switch try InboundPacket.decode(UnsafeRawBufferPointer(buffers.packet), packet) {
+            case .message(let content): return .message(content)
+            case .wait(let eventfd): return .waiter(eventfd)
+            }
+        } catch {
+            WireRejections.record(error.reason)
+            return .nothing  // `packet.descriptors` closes whatever came with it
+        }
+    }
+
+    /// Closes every connection (senders elsewhere see hang-up) and waiter.
+    package func shutDown() {
+        let (connections, watches) = pumpBuffers.withLock { _ in
+            table.withLock { table in
+                table.isShutDown = true
+                defer {
+                    table.connections.removeAll()
+                    table.watches.removeAll()
+                    table.waiters.removeAll()
+                }
+                return (Array(table.connections.values), Array(table.watches.values))
+            }
+        }
+        for connection in connections { EpollControl.remove(epollFD, connection.socket.rawValue) }
+        for watch in watches { EpollControl.remove(epollFD, watch.route.socket.rawValue) }
+    }
+}
+
+/// The pump's reusable buffers: one packet, its control data, epoll events.
+private struct PumpBuffers: ~Copyable {
+    let packet = UnsafeMutableRawBufferPointer.allocate(byteCount: WireFormat.maximumInlinePacket + 4096, alignment: 16)
+    let control = UnsafeMutableRawBufferPointer.allocate(byteCount: SeqPacketSocket.controlCapacity, alignment: 16)
+    let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 32)
+
+    deinit {
+        packet.deallocate()
+        control.deallocate()
+        events.deallocate()
+    }
+}

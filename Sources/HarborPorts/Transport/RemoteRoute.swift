@@ -1,0 +1,217 @@
+// Harbor — the sending side of a connection to a port in another process.
+import CHarborLinux
+import Glibc
+import Synchronization
+import SystemPackage
+
+/// Sends to a port whose receive right lives in another process.
+///
+/// One per proxy port; its socket may be shared with other processes that
+/// hold the same send right (the kernel counts them all). Counted messages
+/// take a slot of the port's shared counter before they leave, so the queue
+/// limit holds across processes exactly as within one.
+///
+/// **Thread safety:** any thread; a SEQPACKET send is atomic per packet.
+package final class RemoteRoute: Sendable {
+    package let socket: SharedDescriptor
+    /// The port's shared slot counter; nil for send-once connections and the
+    /// bootstrap connection, whose messages never count.
+    package let slots: SharedSlots?
+    /// Created on the first wait for a slot, then reused.
+    private let waiter = Mutex<SharedDescriptor?>(nil)
+
+    package init(socket: SharedDescriptor, slots: SharedSlots?) {
+        self.socket = socket
+        self.slots = slots
+    }
+
+    /// Whether the receiving side is gone (every receiving end closed).
+    package var hasHungUp: Bool {
+        SeqPacketSocket.pollNow(socket.rawValue, events: Int16(POLLOUT)) & Int16(POLLHUP | POLLERR) != 0
+    }
+
+    /// Sends `content`, waiting for a slot and for socket room until `deadline`.
+    package func send(_ content: MessageContent, deadline: WaitDeadline, to port: PortCore?) throws(PortError) {
+        let name = port?.name.description ?? "the peer"
+        let counted = content.countsAgainstLimit && slots != nil
+        if counted, let slots, !slots.tryAcquire() {
+            try waitForSlot(slots, deadline: deadline, content: content, port: port)
+        }
+        do {
+            try transmit(content, deadline: deadline)
+        } catch {
+            if counted { slots?.release() }
+            if error.code == .deadName { port?.remoteDied() }
+            throw PortError(error.code, "send to \(name): \(error.detail)", underlying: error.underlying,
+                            returning: content)
+        }
+    }
+
+    private func transmit(_ content: MessageContent, deadline: WaitDeadline) throws(PortError) {
+        var encoder = WireEncoder(export: PortCore.export)
+        var (head, tail) = try encoder.encode(content)
+        let descriptors = encoder.descriptors
+        let total = head.count + content.body.count + tail.count
+        if total > WireFormat.maximumInlinePacket || descriptors.count >= SeqPacketSocket.maximumDescriptors {
+            try transmitInMemoryFile(head: head, body: content.body, tail: tail, descriptors: descriptors,
+                                     deadline: deadline)
+            return
+        }
+        encoder.patch(&head, descriptorCount: descriptors.count)
+        let raw = descriptors.map(\.rawValue)
+        let result = head.withUnsafeBytes { headBytes in
+            content.body.withUnsafeBytes { bodyBytes in
+                tail.withUnsafeBytes { tailBytes in
+                    Result { () throws(PortError) in
+                        try sendPacket([headBytes, bodyBytes, tailBytes], descriptors: raw, deadline: deadline)
+                    }
+                }
+            }
+        }
+        withExtendedLifetime(descriptors) {}
+        try result.get()
+    }
+
+    private func transmitInMemoryFile(
+        head: [UInt8], body: [UInt8], tail: [UInt8], descriptors: [SharedDescriptor], deadline: WaitDeadline
+    ) throws(PortError) {
+        guard descriptors.count < SeqPacketSocket.maximumDescriptors else {
+            throw PortError(.messageTooLarge, "\(descriptors.count) descriptors is over the kernel's 253")
+        }
+        var inner = head
+        inner[14] = UInt8(truncatingIfNeeded: descriptors.count)
+        inner[15] = UInt8(truncatingIfNeeded: descriptors.count >> 8)
+        let file: SharedDescriptor
+        do {
+            file = try MemoryFile.create(name: "harbor-packet")
+            try MemoryFile.writeAll(file.rawValue, [inner, body, tail])
+            try MemoryFile.addSeals(file.rawValue, charbor_F_SEAL_WRITE | charbor_F_SEAL_SHRINK
+                                    | charbor_F_SEAL_GROW | charbor_F_SEAL_SEAL)
+        } catch {
+            throw PortError(error, "writing a large packet to a memory file")
+        }
+        var header = ByteWriter(capacity: WireFormat.headerSize)
+        header.append(WireFormat.version)
+        header.append(WireFormat.Kind.message.rawValue)
+        header.append(WireFormat.Flags.inMemoryFile.rawValue)
+        header.append(Int32(0))
+        header.append(UInt32(0))
+        header.append(UInt16(0))
+        header.append(UInt16(descriptors.count + 1))
+        header.append(UInt32(0))
+        header.append(UInt32(WireFormat.headerSize))
+        let raw = [file.rawValue] + descriptors.map(\.rawValue)
+        let result = header.bytes.withUnsafeBytes { bytes in
+            Result { () throws(PortError) in try sendPacket([bytes], descriptors: raw, deadline: deadline) }
+        }
+        withExtendedLifetime((file, descriptors)) {}
+        try result.get()
+    }
+
+    /// One `sendmsg`, waiting for socket room (never for long: the slot is
+    /// already ours) and turning a closed peer into a dead name.
+    private func sendPacket(
+        _ parts: [UnsafeRawBufferPointer], descriptors: [CInt], deadline: WaitDeadline
+    ) throws(PortError) {
+        while true {
+            do {
+                if try SeqPacketSocket.send(socket.rawValue, parts: parts, descriptors: descriptors) { return }
+            } catch {
+                switch error.errno.rawValue {
+                case EPIPE, ECONNRESET, ENOTCONN:
+                    throw PortError(.deadName, "its receive right is gone", underlying: error)
+                case EMSGSIZE:
+                    throw PortError(.messageTooLarge, "the packet is over the socket's limit", underlying: error)
+                default:
+                    throw PortError(error, "sendmsg")
+                }
+            }
+            let ready = waitFor(events: Int16(POLLOUT), extra: nil, deadline: deadline)
+            if ready.hungUp { throw PortError(.deadName, "its receive right is gone") }
+            if !ready.socket && !ready.extra && deadline.hasPassed {
+                if case .immediately = deadline { throw PortError(.queueFull, "the connection's buffer is full") }
+                throw PortError(.timedOut, "the connection's buffer stayed full")
+            }
+        }
+    }
+
+    /// Registers with the receiver and sleeps until a slot frees, the
+    /// receiver dies or the deadline passes.
+    private func waitForSlot(
+        _ slots: SharedSlots, deadline: WaitDeadline, content: MessageContent, port: PortCore?
+    ) throws(PortError) {
+        let name = port?.name.description ?? "the peer"
+        if hasHungUp {
+            port?.remoteDied()
+            throw PortError(.deadName, "send to \(name), whose receive right is gone", returning: content)
+        }
+        if case .immediately = deadline {
+            throw PortError(.queueFull, "\(name) is at its queue limit", returning: content)
+        }
+        let eventfd: SharedDescriptor
+        do { eventfd = try waiterDescriptor() } catch { throw PortError(error, "waiting for room in \(name)") }
+        slots.addWaiter(1)
+        defer { slots.addWaiter(-1) }
+        var registered = false
+        while true {
+            if !registered { registered = (try? sendWaitPacket(eventfd)) ?? false }
+            if slots.tryAcquire() { return }
+            let ready = waitFor(events: registered ? 0 : Int16(POLLOUT), extra: eventfd.rawValue, deadline: deadline)
+            if ready.hungUp {
+                port?.remoteDied()
+                throw PortError(.deadName, "send to \(name), whose receive right is gone", returning: content)
+            }
+            if ready.extra {
+                var value: UInt64 = 0
+                _ = Glibc.read(eventfd.rawValue, &value, 8)
+                registered = false  // the receiver used our registration up
+            }
+            if !ready.socket && !ready.extra && deadline.hasPassed {
+                if slots.tryAcquire() { return }
+                throw PortError(.timedOut, "\(name) stayed at its queue limit", returning: content)
+            }
+        }
+    }
+
+    private func waiterDescriptor() throws(SystemError) -> SharedDescriptor {
+        if let existing = waiter.withLock({ $0 }) { return existing }
+        let shared = try SharedDescriptor.makeEventDescriptor()
+        return waiter.withLock { current in
+            if let current { return current }
+            current = shared
+            return shared
+        }
+    }
+
+    private func sendWaitPacket(_ eventfd: SharedDescriptor) throws(SystemError) -> Bool {
+        var header = ByteWriter(capacity: WireFormat.headerSize)
+        header.append(WireFormat.version)
+        header.append(WireFormat.Kind.wait.rawValue)
+        header.append(UInt16(0))
+        header.append(Int32(0))
+        header.append(UInt32(0))
+        header.append(UInt16(0))
+        header.append(UInt16(1))
+        header.append(UInt32(0))
+        header.append(UInt32(WireFormat.headerSize))
+        return try header.bytes.withUnsafeBytes { bytes in
+            Result { () throws(SystemError) in
+                try SeqPacketSocket.send(socket.rawValue, parts: [bytes], descriptors: [eventfd.rawValue])
+            }
+        }.get()
+    }
+
+    private func waitFor(events: Int16, extra: CInt?, deadline: WaitDeadline) -> (socket: Bool, extra: Bool, hungUp: Bool) {
+        var entries = [pollfd(fd: socket.rawValue, events: events, revents: 0)]
+        if let extra { entries.append(pollfd(fd: extra, events: Int16(POLLIN), revents: 0)) }
+        let result: CInt
+        if var spec = deadline.remaining() {
+            result = charbor_ppoll(&entries, nfds_t(entries.count), &spec)
+        } else {
+            result = charbor_ppoll(&entries, nfds_t(entries.count), nil)
+        }
+        guard result > 0 else { return (false, false, false) }
+        let hungUp = entries[0].revents & Int16(POLLHUP | POLLERR) != 0
+        return (entries[0].revents & events != 0, entries.count > 1 && entries[1].revents != 0, hungUp)
+    }
+}

@@ -1,0 +1,125 @@
+// Harbor — encoding a message for another process (format: Docs/WireFormat.md).
+
+/// A right made ready to leave the process: what goes in its entry and which
+/// descriptors go in SCM_RIGHTS.
+package struct ExportedRight {
+    package var kind: WireFormat.RightKind
+    package var identity: PortIdentity
+    /// Descriptors to send, in order (a send right: socket then slots).
+    package var descriptors: [SharedDescriptor]
+    /// For a moved receive right: its state and queue.
+    package var transfer: ExportedTransfer?
+
+    package init(kind: WireFormat.RightKind, identity: PortIdentity, descriptors: [SharedDescriptor],
+                 transfer: ExportedTransfer? = nil) {
+        self.kind = kind
+        self.identity = identity
+        self.descriptors = descriptors
+        self.transfer = transfer
+    }
+}
+
+/// A receive right's state as it leaves: the slots memfd travels as the
+/// right's own descriptor; connections and the queued messages follow.
+package struct ExportedTransfer {
+    package var queueLimit: Int
+    package var sequenceNumber: UInt64
+    package var madeSendRights: UInt64
+    package var connections: [(kind: WireFormat.ConnectionKind, socket: SharedDescriptor)]
+    package var queued: [MessageContent]
+}
+
+/// Builds one packet: header and entries, body, nested transfers, and the
+/// descriptor list they index into.
+package struct WireEncoder {
+    package private(set) var descriptors: [SharedDescriptor] = []
+    private let export: (CarriedRight) throws(PortError) -> ExportedRight
+
+    package init(export: @escaping (CarriedRight) throws(PortError) -> ExportedRight) {
+        self.export = export
+    }
+
+    /// Encodes `content`; returns the packet's bytes before the body, and after it.
+    package mutating func encode(
+        _ content: MessageContent, kind: WireFormat.Kind = .message
+    ) throws(PortError) -> (head: [UInt8], tail: [UInt8]) {
+        var flags: WireFormat.Flags = content.countsAgainstLimit ? [.countsAgainstLimit] : []
+        var exported: [ExportedRight] = []
+        exported.reserveCapacity(content.rights.count + content.regions.count + 1)
+        for right in content.rights { exported.append(try export(right)) }
+        // Regions after the rights, the reply right last (the decoder relies on it).
+        for region in content.regions {
+            exported.append(ExportedRight(kind: .memory, identity: PortIdentity(origin: 0, number: 0),
+                                          descriptors: [region.descriptor]))
+        }
+        if let reply = content.reply, reply.kind != .taken {
+            exported.append(try export(reply))
+            flags.insert(.hasReply)
+        }
+
+        var nested = ByteWriter()
+        var entries = ByteWriter(capacity: exported.count * WireFormat.entrySize)
+        for right in exported {
+            let first = descriptors.count
+            descriptors.append(contentsOf: right.descriptors)
+            var nestedOffset = 0
+            var nestedSize = 0
+            if let transfer = right.transfer {
+                nestedOffset = nested.count
+                try encodeTransfer(transfer, into: &nested)
+                nestedSize = nested.count - nestedOffset
+            }
+            entries.append(right.kind.rawValue)
+            entries.append(UInt8(right.descriptors.count))
+            entries.append(UInt16(0))
+            entries.append(UInt32(first))
+            entries.append(right.identity.origin)
+            entries.append(right.identity.number)
+            entries.append(UInt32(nestedOffset))
+            entries.append(UInt32(nestedSize))
+        }
+        let total = WireFormat.headerSize + entries.count + content.body.count + nested.count
+        var head = ByteWriter(capacity: WireFormat.headerSize + entries.count)
+        head.append(WireFormat.version)
+        head.append(kind.rawValue)
+        head.append(flags.rawValue)
+        head.append(content.id)
+        head.append(UInt32(content.body.count))
+        head.append(UInt16(exported.count))
+        head.append(UInt16(0))  // descriptor count: patched by the caller once all are known
+        head.append(UInt32(nested.count))
+        head.append(UInt32(total))
+        head.append(contentsOf: entries.bytes)
+        return (head.bytes, nested.bytes)
+    }
+
+    private mutating func encodeTransfer(_ transfer: ExportedTransfer, into writer: inout ByteWriter) throws(PortError) {
+        writer.append(UInt32(transfer.queueLimit))
+        writer.append(UInt32(transfer.connections.count))
+        writer.append(UInt32(transfer.queued.count))
+        writer.append(UInt32(0))
+        writer.append(transfer.sequenceNumber)
+        writer.append(transfer.madeSendRights)
+        for connection in transfer.connections {
+            writer.append(connection.kind.rawValue)
+            writer.append(UInt8(0)); writer.append(UInt8(0)); writer.append(UInt8(0))
+            writer.append(UInt32(descriptors.count))
+            descriptors.append(connection.socket)
+        }
+        for message in transfer.queued {
+            let (head, tail) = try encode(message)
+            var patched = head
+            patch(&patched, descriptorCount: 0)
+            writer.append(UInt32(head.count + message.body.count + tail.count))
+            writer.append(contentsOf: patched)
+            writer.append(contentsOf: message.body)
+            writer.append(contentsOf: tail)
+        }
+    }
+
+    /// Writes the descriptor count into an encoded header.
+    package func patch(_ head: inout [UInt8], descriptorCount: Int) {
+        head[14] = UInt8(truncatingIfNeeded: descriptorCount)
+        head[15] = UInt8(truncatingIfNeeded: descriptorCount >> 8)
+    }
+}

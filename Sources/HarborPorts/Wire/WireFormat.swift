@@ -1,0 +1,97 @@
+// Harbor — the wire format's constants and byte-level reading and writing.
+//
+// Docs/WireFormat.md is the specification; this file and WirePacket.swift
+// must agree with it. All integers are little-endian.
+
+/// Constants of wire format version 1.
+package enum WireFormat {
+    package static let version: UInt8 = 1
+    package static let headerSize = 24
+    package static let entrySize = 32
+    package static let transferHeaderSize = 32
+    package static let connectionEntrySize = 8
+    /// Nested queued messages inside a moved receive right go this deep at most.
+    package static let maximumNesting = 4
+    /// The most bytes one inline packet may hold; larger packets travel in a
+    /// sealed memfd (flag `inMemoryFile`). Fits the receive buffer with room.
+    package static let maximumInlinePacket = 96 * 1024
+    /// The most bytes a packet in a memfd may hold.
+    package static let maximumMemoryFilePacket = 1 << 30
+
+    package enum Kind: UInt8 {
+        case message = 1
+        case wait = 2
+    }
+
+    package struct Flags: OptionSet {
+        package let rawValue: UInt16
+        package init(rawValue: UInt16) { self.rawValue = rawValue }
+        package static let countsAgainstLimit = Flags(rawValue: 1)
+        package static let hasReply = Flags(rawValue: 2)
+        package static let inMemoryFile = Flags(rawValue: 4)
+        package static let known: Flags = [.countsAgainstLimit, .hasReply, .inMemoryFile]
+    }
+
+    package enum RightKind: UInt8 {
+        case send = 1
+        case sendOnce = 2
+        case receive = 3
+        case taken = 4
+        /// Not a right: an out-of-line region (one sealed memfd).
+        case memory = 5
+    }
+
+    package enum ConnectionKind: UInt8 {
+        case send = 1
+        case sendOnce = 2
+    }
+}
+
+/// Appends little-endian integers and bytes to a growing buffer.
+package struct ByteWriter {
+    package var bytes: [UInt8] = []
+
+    package init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
+    package mutating func append<Value: FixedWidthInteger>(_ value: Value) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    package mutating func append(contentsOf other: [UInt8]) { bytes.append(contentsOf: other) }
+
+    /// Overwrites a value written earlier (lengths known only at the end).
+    package mutating func patch<Value: FixedWidthInteger>(_ value: Value, at offset: Int) {
+        withUnsafeBytes(of: value.littleEndian) { raw in
+            for (index, byte) in raw.enumerated() { bytes[offset + index] = byte }
+        }
+    }
+
+    package var count: Int { bytes.count }
+}
+
+/// Reads little-endian integers from untrusted bytes; every read is bounds
+/// checked and fails with a typed reason instead of trapping.
+package struct ByteReader {
+    package let base: UnsafeRawBufferPointer
+    package private(set) var offset: Int
+
+    package init(_ base: UnsafeRawBufferPointer, offset: Int = 0) {
+        self.base = base
+        self.offset = offset
+    }
+
+    package var remaining: Int { base.count - offset }
+
+    package mutating func read<Value: FixedWidthInteger>(_: Value.Type) throws(WireRejection) -> Value {
+        let size = MemoryLayout<Value>.size
+        guard remaining >= size else { throw WireRejection(.truncated, "wanted \(size) bytes at \(offset)") }
+        let value = base.loadUnaligned(fromByteOffset: offset, as: Value.self)
+        offset += size
+        return Value(littleEndian: value)
+    }
+
+    package mutating func skip(_ count: Int) throws(WireRejection) {
+        guard count >= 0, remaining >= count else { throw WireRejection(.truncated, "wanted \(count) bytes at \(offset)") }
+        offset += count
+    }
+}

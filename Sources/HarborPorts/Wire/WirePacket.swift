@@ -1,0 +1,227 @@
+// Harbor — decoding a packet from another process, as hostile input (P09).
+//
+// Parsing is pure: it checks every length, count, kind and descriptor index
+// against the bytes and the descriptors that actually arrived, and produces
+// offsets and indices only. Nothing is allocated from the kernel and no
+// descriptor is claimed until the whole packet has passed.
+
+/// A parsed packet: where its parts are and which descriptors each right owns.
+package struct WirePacket {
+    package var kind: WireFormat.Kind
+    package var flags: WireFormat.Flags
+    package var id: Int32
+    /// The body's byte range within the parsed buffer.
+    package var body: Range<Int>
+    package var rights: [WireRight]
+    package var reply: WireRight?
+    /// Descriptor indices of out-of-line regions.
+    package var regions: [Int] = []
+}
+
+/// One carried right: its kind, its port's identity and its descriptors.
+package struct WireRight {
+    package var kind: WireFormat.RightKind
+    /// Index of the right's first descriptor in the packet's descriptor array.
+    package var firstDescriptor: Int
+    package var descriptorCount: Int
+    package var identity: PortIdentity
+    /// For a moved receive right: the port's state and queue.
+    package var transfer: WireTransfer?
+}
+
+/// A moved receive right's state: attributes, connections and queued messages.
+package struct WireTransfer {
+    package var queueLimit: Int
+    package var sequenceNumber: UInt64
+    package var madeSendRights: UInt64
+    package var connections: [(kind: WireFormat.ConnectionKind, descriptor: Int)]
+    package var queued: [WirePacket]
+}
+
+extension WirePacket {
+    /// Parses a whole packet of `bytes` that arrived with `descriptorCount`
+    /// descriptors; every descriptor must be referenced exactly once.
+    package static func parse(_ bytes: UnsafeRawBufferPointer, descriptorCount: Int) throws(WireRejection) -> WirePacket {
+        var used = [Bool](repeating: false, count: descriptorCount)
+        var reader = ByteReader(bytes)
+        let packet = try parse(&reader, end: bytes.count, used: &used, depth: 0, topLevel: true)
+        guard reader.offset == bytes.count else {
+            throw WireRejection(.badLength, "\(bytes.count - reader.offset) bytes after the packet")
+        }
+        if let unused = used.firstIndex(of: false) {
+            throw WireRejection(.descriptorMismatch, "descriptor \(unused) of \(descriptorCount) is not referenced")
+        }
+        return packet
+    }
+
+    private static func parse(
+        _ reader: inout ByteReader, end: Int, used: inout [Bool], depth: Int, topLevel: Bool
+    ) throws(WireRejection) -> WirePacket {
+        let start = reader.offset
+        guard end - start >= WireFormat.headerSize else {
+            throw WireRejection(.truncated, "\(end - start) bytes is shorter than a header")
+        }
+        let version = try reader.read(UInt8.self)
+        guard version == WireFormat.version else { throw WireRejection(.unknownVersion, "version \(version)") }
+        let rawKind = try reader.read(UInt8.self)
+        guard let kind = WireFormat.Kind(rawValue: rawKind) else { throw WireRejection(.unknownKind, "packet kind \(rawKind)") }
+        let flags = WireFormat.Flags(rawValue: try reader.read(UInt16.self))
+        guard WireFormat.Flags.known.isSuperset(of: flags) else {
+            throw WireRejection(.unknownKind, "flags \(flags.rawValue)")
+        }
+        let id = try reader.read(Int32.self)
+        let bodyLength = Int(try reader.read(UInt32.self))
+        let rightCount = Int(try reader.read(UInt16.self))
+        let declaredDescriptors = Int(try reader.read(UInt16.self))
+        let nestedLength = Int(try reader.read(UInt32.self))
+        let totalLength = Int(try reader.read(UInt32.self))
+        guard totalLength == end - start else {
+            throw WireRejection(.badLength, "declares \(totalLength) bytes, has \(end - start)")
+        }
+        if topLevel && declaredDescriptors != used.count {
+            throw WireRejection(.descriptorMismatch, "declares \(declaredDescriptors) descriptors, \(used.count) arrived")
+        }
+        guard !flags.contains(.inMemoryFile) else {
+            throw WireRejection(.unknownKind, "memory-file flag inside a packet")
+        }
+        let maximumRights = Message.maximumCarriedRights + 1 + Message.maximumRegions
+        guard rightCount <= maximumRights, rightCount <= (end - start) / WireFormat.entrySize else {
+            throw WireRejection(.badLength, "\(rightCount) rights")
+        }
+        let expected = WireFormat.headerSize + rightCount * WireFormat.entrySize + bodyLength + nestedLength
+        guard bodyLength <= Message.maximumBodySize, expected == totalLength else {
+            throw WireRejection(.badLength, "parts add up to \(expected), packet is \(totalLength)")
+        }
+        if kind == .wait {
+            guard rightCount == 0, bodyLength == 0, nestedLength == 0, flags.isEmpty, topLevel, used.count == 1 else {
+                throw WireRejection(.badLength, "a wait packet carries exactly one descriptor and nothing else")
+            }
+            used[0] = true
+            return WirePacket(kind: kind, flags: flags, id: id, body: reader.offset..<reader.offset, rights: [])
+        }
+        guard !flags.contains(.hasReply) || rightCount > 0 else {
+            throw WireRejection(.badLength, "reply flag without a right")
+        }
+        // Entries first, then the body, then the nested section they point into.
+        var entries: [(WireFormat.RightKind, Int, Int, PortIdentity, Int, Int)] = []
+        for _ in 0..<rightCount {
+            let rawRight = try reader.read(UInt8.self)
+            guard let rightKind = WireFormat.RightKind(rawValue: rawRight) else {
+                throw WireRejection(.unknownKind, "right kind \(rawRight)")
+            }
+            let count = Int(try reader.read(UInt8.self))
+            _ = try reader.read(UInt16.self)
+            let first = Int(try reader.read(UInt32.self))
+            let identity = PortIdentity(origin: try reader.read(UInt64.self), number: try reader.read(UInt64.self))
+            let nestedOffset = Int(try reader.read(UInt32.self))
+            let nestedSize = Int(try reader.read(UInt32.self))
+            entries.append((rightKind, first, count, identity, nestedOffset, nestedSize))
+        }
+        let bodyStart = reader.offset
+        try reader.skip(bodyLength)
+        let nestedStart = reader.offset
+        try reader.skip(nestedLength)
+        var rights: [WireRight] = []
+        for (rightKind, first, count, identity, nestedOffset, nestedSize) in entries {
+            let wanted: ClosedRange<Int> = switch rightKind {
+            case .send: 2...2
+            case .sendOnce: 1...1
+            case .receive: 1...1
+            case .taken: 0...0
+            case .memory: 1...1
+            }
+            guard wanted.contains(count) else {
+                throw WireRejection(.descriptorMismatch, "a \(rightKind) right with \(count) descriptors")
+            }
+            try claim(first..<(first + count), in: &used)
+            var transfer: WireTransfer?
+            if rightKind == .receive {
+                guard depth < WireFormat.maximumNesting else { throw WireRejection(.tooDeep, "depth \(depth)") }
+                guard nestedOffset >= 0, nestedSize >= WireFormat.transferHeaderSize,
+                      nestedOffset <= nestedLength, nestedSize <= nestedLength - nestedOffset else {
+                    throw WireRejection(.badLength, "transfer at \(nestedOffset)+\(nestedSize) of \(nestedLength)")
+                }
+                var nested = ByteReader(reader.base, offset: nestedStart + nestedOffset)
+                transfer = try parseTransfer(&nested, end: nestedStart + nestedOffset + nestedSize, used: &used, depth: depth)
+            } else if nestedOffset != 0 || nestedSize != 0 {
+                throw WireRejection(.badLength, "a \(rightKind) right with a transfer")
+            }
+            rights.append(WireRight(kind: rightKind, firstDescriptor: first, descriptorCount: count,
+                                    identity: identity, transfer: transfer))
+        }
+        var regions: [Int] = []
+        if let firstRegion = rights.firstIndex(where: { $0.kind == .memory }) {
+            let tail = rights[firstRegion...]
+            let isReplyLast = flags.contains(.hasReply) && tail.last?.kind != .memory
+            let regionEntries = isReplyLast ? tail.dropLast() : tail[...]
+            guard regionEntries.count <= Message.maximumRegions,
+                  regionEntries.allSatisfy({ $0.kind == .memory }),
+                  rights[..<firstRegion].allSatisfy({ $0.kind != .memory }) else {
+                throw WireRejection(.badLength, "regions must follow the rights, before the reply")
+            }
+            regions = regionEntries.map(\.firstDescriptor)
+            rights.removeSubrange(firstRegion..<(firstRegion + regionEntries.count))
+        }
+        var reply: WireRight?
+        if flags.contains(.hasReply) {
+            reply = rights.removeLast()
+            guard reply?.kind == .send || reply?.kind == .sendOnce else {
+                throw WireRejection(.unknownKind, "a reply right must be send or send-once")
+            }
+        }
+        return WirePacket(kind: kind, flags: flags, id: id, body: bodyStart..<(bodyStart + bodyLength),
+                          rights: rights, reply: reply, regions: regions)
+    }
+
+    private static func parseTransfer(
+        _ reader: inout ByteReader, end: Int, used: inout [Bool], depth: Int
+    ) throws(WireRejection) -> WireTransfer {
+        let queueLimit = Int(try reader.read(UInt32.self))
+        let connectionCount = Int(try reader.read(UInt32.self))
+        let queuedCount = Int(try reader.read(UInt32.self))
+        _ = try reader.read(UInt32.self)
+        let sequenceNumber = try reader.read(UInt64.self)
+        let madeSendRights = try reader.read(UInt64.self)
+        guard queueLimit <= PortStateMachine.maximumQueueLimit,
+              connectionCount <= SeqPacketSocket.maximumDescriptors,
+              queuedCount <= PortStateMachine.maximumQueueLimit * 2,
+              connectionCount * WireFormat.connectionEntrySize <= end - reader.offset else {
+            throw WireRejection(.badLength, "transfer of \(connectionCount) connections, \(queuedCount) messages")
+        }
+        var connections: [(kind: WireFormat.ConnectionKind, descriptor: Int)] = []
+        for _ in 0..<connectionCount {
+            let rawKind = try reader.read(UInt8.self)
+            guard let kind = WireFormat.ConnectionKind(rawValue: rawKind) else {
+                throw WireRejection(.unknownKind, "connection kind \(rawKind)")
+            }
+            try reader.skip(3)
+            let descriptor = Int(try reader.read(UInt32.self))
+            try claim(descriptor..<(descriptor + 1), in: &used)
+            connections.append((kind, descriptor))
+        }
+        var queued: [WirePacket] = []
+        for _ in 0..<queuedCount {
+            let length = Int(try reader.read(UInt32.self))
+            guard length <= end - reader.offset else { throw WireRejection(.truncated, "queued message of \(length) bytes") }
+            let messageEnd = reader.offset + length
+            let packet = try parse(&reader, end: messageEnd, used: &used, depth: depth + 1, topLevel: false)
+            guard reader.offset == messageEnd, packet.kind == .message else {
+                throw WireRejection(.badLength, "queued message length disagrees")
+            }
+            queued.append(packet)
+        }
+        guard reader.offset == end else { throw WireRejection(.badLength, "transfer has \(end - reader.offset) extra bytes") }
+        return WireTransfer(queueLimit: queueLimit, sequenceNumber: sequenceNumber, madeSendRights: madeSendRights,
+                            connections: connections, queued: queued)
+    }
+
+    private static func claim(_ range: Range<Int>, in used: inout [Bool]) throws(WireRejection) {
+        for index in range {
+            guard used.indices.contains(index) else {
+                throw WireRejection(.descriptorMismatch, "descriptor index \(index) of \(used.count)")
+            }
+            guard !used[index] else { throw WireRejection(.descriptorMismatch, "descriptor \(index) used twice") }
+            used[index] = true
+        }
+    }
+}

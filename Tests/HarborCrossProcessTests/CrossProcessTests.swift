@@ -1,0 +1,150 @@
+// Harbor — P07: one model, any distance. Ports and rights among processes.
+import Glibc
+import Harbor
+import HarborTestSupport
+import Testing
+
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct CrossProcessTests {
+    @Test func P07_requestAndReplyBetweenTwoProcesses() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let peer = try Peer(home: home)
+            let reply = try peer.request(Message(id: PeerCommand.echo, text: "ping"))
+            #expect(reply.id == PeerCommand.echo)
+            #expect(reply.text == "ping")
+            #expect(reply.trailer.sender.pid == peer.pid)
+            #expect(reply.trailer.sender.uid == geteuid())
+            #expect(reply.trailer.sequenceNumber == 1)
+            peer.stop()
+        }
+    }
+
+    @Test func P07_aSendRightPassedFromAToBToCIsUsedByC() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let b = try Peer(home: home)
+            let c = try Peer(home: home)
+            let target = ReceiveRight()
+            var forward = Message(id: PeerCommand.forward)
+            forward.attach(target.makeSendRight())
+            forward.attach(c.port)
+            try b.port.send(forward)
+            let used = try target.receive(timeout: .seconds(30))
+            #expect(used.id == PeerCommand.used)
+            #expect(used.text == "used by \(c.pid)")
+            #expect(used.trailer.sender.pid == c.pid, "C sent it, whatever B and A did")
+            #expect(used.trailer.port == target.name)
+            b.stop()
+            c.stop()
+        }
+    }
+
+    @Test func P07_aReceiveRightMovesWithItsQueuedMessages() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let peer = try Peer(home: home)
+            let moving = ReceiveRight()
+            let sender = moving.makeSendRight()
+            for index in 1...3 { try sender.send(Message(id: 10, text: "m\(index)")) }
+            var carrier = Message(id: PeerCommand.drain)
+            carrier.attach(moving)
+            let reply = try peer.request(carrier)
+            #expect(reply.text == "m1,m2,m3")
+            // The send right left behind followed the port, which the peer
+            // destroyed after draining it: it is a dead name now.
+            #expect(sender.isDead)
+            expectCode(.deadName) { try sender.send(Message(id: 11)) }
+            peer.stop()
+        }
+    }
+
+    @Test func P07_theQueueLimitHoldsAcrossProcesses() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let peer = try Peer(home: home)
+            let stalled = try peer.request(Message(id: PeerCommand.stall, text: "2"))
+            #expect(stalled.text == "stalled")
+            try peer.port.send(Message(id: 20), timeout: .zero)
+            try peer.port.send(Message(id: 21), timeout: .zero)
+            expectCode(.queueFull) { try peer.port.send(Message(id: 22), timeout: .zero) }
+            let start = ContinuousClock.now
+            expectCode(.timedOut) { try peer.port.send(Message(id: 23), timeout: .milliseconds(100)) }
+            #expect(ContinuousClock.now - start >= .milliseconds(100))
+            peer.kill()
+        }
+    }
+
+    @Test func P07_aReceiverKilledWhileASenderBlocks_givesDeadNameAndTheNotification() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let peer = try Peer(home: home)
+            _ = try peer.request(Message(id: PeerCommand.stall, text: "1"))
+            try peer.port.send(Message(id: 30), timeout: .zero)
+            let notifications = ReceiveRight()
+            peer.port.requestDeadNameNotification(to: notifications.makeSendOnceRight())
+            let port = peer.port
+            let pid = peer.pid
+            let killer = TestThread {
+                // Act only once the sender below really waits for room.
+                #expect(port.waitUntilASenderBlocks(timeout: .seconds(30)))
+                Glibc.kill(pid, SIGKILL)
+            }
+            expectCode(.deadName) { try peer.port.send(Message(id: 31)) }
+            killer.join()
+            #expect(peer.port.isDead)
+            let notification = try notifications.receive(timeout: .seconds(10))
+            #expect(notification.notification == .deadName(port: peer.port.name))
+            _ = peer.process.waitForExit()
+        }
+    }
+
+    @Test func P07_aSenderKilled_deliversNoSenders() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let peer = try Peer(home: home)
+            let watched = ReceiveRight()
+            watched.requestNoSendersNotification(to: watched.makeSendOnceRight())
+            var carrier = Message(id: PeerCommand.hold)
+            carrier.attach(watched.makeSendRight())
+            try peer.port.send(carrier)
+            let reply = try peer.request(Message(id: PeerCommand.echo, text: "sync"))
+            #expect(reply.text == "sync")
+            let nothingYet = switch watched.tryReceive() { case .some: false; case .none: true }
+            #expect(nothingYet, "the peer still holds a send right")
+            peer.kill()
+            let notification = try watched.receive(timeout: .seconds(10))
+            #expect(notification.notification == .noSenders(port: watched.name))
+        }
+    }
+}
+
+func expectCode(_ code: PortError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
+    do {
+        try body()
+        Issue.record("expected \(code), nothing thrown", sourceLocation: sourceLocation)
+    } catch let error as PortError {
+        #expect(error.code == code, "expected \(code), got \(error)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("expected \(code), got \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+/// A thread for tests, joined explicitly.
+final class TestThread: @unchecked Sendable {
+    // @unchecked: `handle` is written once by init before any other access.
+    private var handle = pthread_t()
+    private let body: @Sendable () -> Void
+
+    init(_ body: @escaping @Sendable () -> Void) {
+        self.body = body
+        let unmanaged = Unmanaged.passRetained(self)
+        pthread_create(&handle, nil, { raw in
+            let thread = Unmanaged<TestThread>.fromOpaque(raw!).takeRetainedValue()
+            thread.body()
+            return nil
+        }, unmanaged.toOpaque())
+    }
+
+    func join() { pthread_join(handle, nil) }
+}
