@@ -1,5 +1,6 @@
 // Harbor — seed 003: a repeating timer keeps a thread alive, a one-shot one does not.
 import Harbor
+import Synchronization
 
 /// `[NSTimer scheduledTimerWithTimeInterval:2 … repeats:]` then `[runLoop run]`.
 /// With `repeats:YES` the thread lives on and work posted later still runs.
@@ -21,7 +22,10 @@ enum TimerKeepAlive: Experiment {
         let firstFire = Gate()
         let worker = Background {
             let loop = Loop.current
+            let fired = Once()
             let timer = LoopTimer(after: .milliseconds(20), repeating: repeats ? .milliseconds(20) : nil) { _ in
+                // Logged on the worker, in the timer's callout: before `run` can return.
+                if fired.first() { log("\(tag) timerRun") }
                 firstFire.open()
             }
             loop.add(timer, forMode: .default)
@@ -33,7 +37,6 @@ enum TimerKeepAlive: Experiment {
         let loop = loopHandoff.take()
         let timer = handoff.take()
         firstFire.wait()
-        log("\(tag) timerRun")
         if repeats {
             // The "touch" after the timer fired: the thread is still there.
             do {
@@ -62,4 +65,10 @@ enum TimerKeepAlive: Experiment {
             "[repeats:NO] timerRun", "[repeats:NO] End Run.", "[repeats:NO] runAnyTime never runs (loop terminated)",
         ]
     }
+}
+
+/// True the first time `first()` is called, false after.
+final class Once: Sendable {
+    private let done = Atomic(false)
+    func first() -> Bool { !done.exchange(true, ordering: .acquiringAndReleasing) }
 }

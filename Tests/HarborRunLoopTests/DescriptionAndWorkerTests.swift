@@ -27,7 +27,7 @@ extension RunLoopTests {
         }
 
         @Test func RL17_workerAcceptsWork_andStopEndsTheThreadAndReleasesEverything() throws {
-            try expectNoDescriptorLeakThrowing {
+            try expectNoDescriptorLeak {
                 let worker = RunLoopThread(name: "rl17")
                 let log = EventLog()
                 let port = try PortSource(ReceiveRight()) { message in log.append("message \(message.id)") }

@@ -1,4 +1,5 @@
 // Harbor — loops per thread, modes, common modes, empty modes, the ways to run.
+import HarborTestSupport
 import HarborPorts
 @testable import HarborRunLoop
 import Testing

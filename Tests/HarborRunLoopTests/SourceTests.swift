@@ -51,7 +51,7 @@ extension RunLoopTests {
         }
 
         @Test func RL09_portSourceWakesTheLoopAndHandsTheHandlerTheMessage() throws {
-            try expectNoDescriptorLeakThrowing {
+            try expectNoDescriptorLeak {
                 let received = EventLog()
                 let gotIt = Gate()
                 let worker = RunLoopThread(name: "rl09")
@@ -100,8 +100,3 @@ extension RunLoopTests {
     }
 }
 
-func expectNoDescriptorLeakThrowing(_ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) throws {
-    let before = openDescriptorCount()
-    try body()
-    #expect(openDescriptorCount() == before, "descriptors leaked", sourceLocation: sourceLocation)
-}

@@ -75,12 +75,6 @@ final class Background: @unchecked Sendable {
     func join() { pthread_join(handle, nil) }
 }
 
-/// Checks that the descriptors open at the start are open again at the end.
-func expectNoDescriptorLeak(_ body: () -> Void, sourceLocation: SourceLocation = #_sourceLocation) {
-    let before = openDescriptorCount()
-    body()
-    #expect(openDescriptorCount() == before, "descriptors leaked", sourceLocation: sourceLocation)
-}
 
 /// Milliseconds since an instant, for loose timing assertions.
 func milliseconds(since start: ContinuousClock.Instant) -> Double {

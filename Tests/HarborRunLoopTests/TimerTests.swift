@@ -1,5 +1,6 @@
 // Harbor — timers: never early, on the grid, skipped ticks, tolerance, one-shot, modes.
 @testable import HarborRunLoop
+import HarborTestSupport
 import Testing
 
 extension RunLoopTests {

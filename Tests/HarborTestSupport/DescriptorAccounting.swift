@@ -2,19 +2,33 @@
 import CHarborLinux
 import Glibc
 
-/// The number of descriptors this process has open now (entries of /proc/self/fd,
-/// not counting the one used to list them).
-public func openDescriptorCount() -> Int {
-    guard let directory = opendir("/proc/self/fd") else { return -1 }
-    defer { closedir(directory) }
-    var count = 0
+/// The descriptors this process has open now (entries of /proc/self/fd, not
+/// counting the one used to list them).
+public func openDescriptors() -> Set<CInt> {
+    guard let directory = opendir("/proc/self/fd") else { return [] }
+    let listing = dirfd(directory)
+    var numbers = Set<CInt>()
     while let entry = readdir(directory) {
         let name = withUnsafePointer(to: entry.pointee.d_name) {
             $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
         }
-        if name != "." && name != ".." { count += 1 }
+        if let number = CInt(name), number != listing { numbers.insert(number) }
     }
-    return count - 1
+    closedir(directory)
+    return numbers
+}
+
+/// The number of descriptors this process has open now.
+public func openDescriptorCount() -> Int { openDescriptors().count }
+
+/// What each descriptor in `numbers` refers to (`/proc/self/fd` links), for messages.
+public func describe(_ numbers: Set<CInt>) -> String {
+    numbers.sorted().map { number -> String in
+        var buffer = [CChar](repeating: 0, count: 256)
+        let length = readlink("/proc/self/fd/\(number)", &buffer, 255)
+        let target = length > 0 ? String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
+        return "\(number) → \(target)"
+    }.joined(separator: ", ")
 }
 
 /// Raises this process's soft descriptor limit as far as the hard limit

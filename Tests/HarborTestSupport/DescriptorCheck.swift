@@ -1,16 +1,22 @@
 // Harbor — test support: proving a test leaves no descriptor open.
 import Testing
 
-/// Runs `body` and records an issue if the process's open descriptors are not
-/// back at their starting count afterwards.
+/// Runs `body` and records an issue for every descriptor that was opened
+/// while it ran and is still open afterwards.
+///
+/// It compares descriptor numbers, not counts: work left over from an
+/// earlier test (a thread finishing its teardown, Foundation's `Process`
+/// closing a pipe) may close older descriptors meanwhile, which is not this
+/// test's leak, and a count would mistake it for one (or let it hide one).
 public func expectNoDescriptorLeak<Result>(
     _ what: String = #function,
     sourceLocation: SourceLocation = #_sourceLocation,
     _ body: () throws -> Result
 ) rethrows -> Result {
-    let before = openDescriptorCount()
+    let before = openDescriptors()
     let result = try body()
-    let after = openDescriptorCount()
-    #expect(after == before, "\(what): \(after - before) descriptor(s) left open", sourceLocation: sourceLocation)
+    let leaked = openDescriptors().subtracting(before)
+    #expect(leaked.isEmpty, "\(what): descriptor(s) \(leaked.sorted()) left open: \(describe(leaked))",
+            sourceLocation: sourceLocation)
     return result
 }
