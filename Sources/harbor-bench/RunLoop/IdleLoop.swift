@@ -1,5 +1,4 @@
 // Harbor — benchmark: what an idle loop with many far-away timers costs while it waits.
-import CHarborLinux
 import Foundation
 import Glibc
 import Harbor
@@ -65,22 +64,8 @@ struct IdleLoop: RunnableBenchmark {
     }
 
     private static func floor(wait: Int64) -> Idle {
-        let poller = epoll_create1(Int32(charbor_EPOLL_CLOEXEC))
-        let timer = timerfd_create(CLOCK_MONOTONIC, Int32(charbor_TFD_CLOEXEC | charbor_TFD_NONBLOCK))
-        defer { close(timer); close(poller) }
-        var spec = itimerspec(it_interval: timespec(), it_value: timespec(tv_sec: 3600, tv_nsec: 0))
-        _ = timerfd_settime(timer, 0, &spec, nil)
-        var registration = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: 1))
-        _ = epoll_ctl(poller, EPOLL_CTL_ADD, timer, &registration)
-        return measured {
-            let end = nowNanoseconds() + wait
-            var event = epoll_event()
-            while true {
-                let left = end - nowNanoseconds()
-                if left <= 0 { break }
-                _ = epoll_wait(poller, &event, 1, CInt((left + 999_999) / 1_000_000))
-            }
-        }
+        guard let waiter = IdleFloorWaiter() else { return Idle(cpu: -1, wall: 1, wakeUps: -1) }
+        return measured { waiter.wait(nanoseconds: wait) }
     }
 
     private static func harbor(wait: Int64) -> Idle {

@@ -54,15 +54,5 @@ func measurePhase(_ body: () -> Void) -> PhaseCost {
     return PhaseCost(wall: nowNanoseconds() - wall, cpu: threadCPUNanoseconds() - cpu)
 }
 
-/// Sleeps (untimed) until the monotonic clock passes `instant`.
-func sleepUntil(_ instant: Int64) {
-    while true {
-        let left = instant - nowNanoseconds()
-        if left <= 0 { return }
-        var request = timespec(tv_sec: Int(left / 1_000_000_000), tv_nsec: Int(left % 1_000_000_000))
-        _ = nanosleep(&request, nil)
-    }
-}
-
 import Glibc
 import Synchronization
