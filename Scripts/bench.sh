@@ -109,7 +109,7 @@ summarise() {
         for (i = 1; i <= count; i++) {
             split(order[i], k, SUBSEP)
             split(stats(cpu[order[i]]), c, " ")
-            if (k[2] != bench) { bench = k[2]; if (k[1] != lastmode || i == 1) print "-- " bench }
+            if (k[2] != bench || k[1] != lastmode) { bench = k[2]; print "-- " bench }
             lastmode = k[1]
             printf "%-9s %-21s %23s %23s %23s %7s\n", k[1], k[3],
                 stats(medians[order[i]]), stats(ratios[order[i]]), stats(rounds[order[i]]), c[1]

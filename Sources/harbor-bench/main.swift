@@ -49,7 +49,7 @@ if names.isEmpty {
     print(usage)
     exit(2)
 }
-var selected: [any Benchmark] = []
+var selected: [any RunnableBenchmark] = []
 for name in names {
     if name == "all" {
         selected.append(contentsOf: registeredBenchmarks)
@@ -65,8 +65,7 @@ let clockCost = timerOverhead()
 var failed = false
 for benchmark in selected {
     do {
-        let results = try run(benchmark, options: options)
-        report(benchmark, results, options: options, clockCost: clockCost)
+        try benchmark.runAndReport(options: options, clockCost: clockCost)
     } catch {
         print("FAILED \(benchmark.name): \(error)")
         failed = true

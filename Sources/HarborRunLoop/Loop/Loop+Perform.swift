@@ -1,4 +1,5 @@
 // Harbor — posting work to a loop, from its own thread or any other.
+import HarborPorts
 import Synchronization
 
 extension Loop {
@@ -69,14 +70,14 @@ extension Loop {
 
     private func post(_ pending: PendingBlock) {
         var pending = pending
-        let accepted = state.withLock { state -> Bool in
-            guard !state.terminated else { return false }
+        let (accepted, wake) = state.withLock { state -> (Bool, WakeUpCounter?) in
+            guard !state.terminated else { return (false, nil) }
             pending.sequence = state.nextBlockSequence
             state.nextBlockSequence &+= 1
             state.blocks.append(pending)
-            state.wakeIfWaiting()
-            return true
+            return (true, state.wakeUpIfWaiting())
         }
+        wake?.counter.signal()  // after unlocking: see `LoopState.wakeUpIfWaiting`
         if !accepted { pending.completion?.finish(ran: false) }
     }
 

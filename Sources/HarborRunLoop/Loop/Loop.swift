@@ -102,16 +102,17 @@ public final class Loop: Sendable {
     /// the loop is not running, its next run returns `stopped` at once.
     /// Any thread. **CF equivalent:** `CFRunLoopStop`.
     public func stop() {
-        state.withLock { state in
+        let wake = state.withLock { state -> WakeUpCounter? in
             state.stopRequested = true
-            state.wakeUp?.counter.signal()
+            return state.wakeUp
         }
+        wake?.counter.signal()  // after unlocking: see `LoopState.wakeUpIfWaiting`
     }
 
     /// Ends the loop's sleep, if it sleeps; it then runs one more pass.
     /// Any thread. **Cost:** one eventfd write. **CF equivalent:** `CFRunLoopWakeUp`.
     public func wakeUp() {
-        state.withLock { $0.wakeUp?.counter.signal() }
+        state.withLock { $0.wakeUp }?.counter.signal()  // after unlocking: see `LoopState.wakeUpIfWaiting`
     }
 
     /// Called when the owning thread exits: drops every mode (closing its

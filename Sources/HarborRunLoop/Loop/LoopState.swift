@@ -68,6 +68,19 @@ struct LoopState: ~Copyable {
     func wakeIfWaiting() {
         if isWaiting { wakeUp?.counter.signal() }
     }
+
+    /// The wake-up eventfd if the loop sleeps, for the caller to signal
+    /// after unlocking — the cross-thread hot paths (`perform`, `wakeUp`,
+    /// `stop`) do that: signalling under the lock let the woken loop thread,
+    /// on the same CPU, preempt the poster inside its critical section and
+    /// then block on the lock its poster still held (34 × the floor per
+    /// perform round trip). Nothing is lost by writing late: the loop never
+    /// reads this eventfd, and each write queues a fresh edge-triggered event
+    /// whether `epoll_wait` has started yet or not. The returned reference
+    /// keeps the descriptor open even if the thread exits meanwhile.
+    func wakeUpIfWaiting() -> WakeUpCounter? {
+        isWaiting ? wakeUp : nil
+    }
 }
 
 /// Lets `performAndWait` sleep until its block ran (or was dropped).

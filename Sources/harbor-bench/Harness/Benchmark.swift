@@ -1,15 +1,24 @@
 // Harbor — what a benchmark and each of its variants must provide to the harness.
 
+/// Anything `harbor-bench` can run by name: a per-operation `Benchmark`
+/// (the usual kind), or one that measures whole phases and reports them
+/// itself (timers by the million, an idle loop's CPU time).
+protocol RunnableBenchmark: Sendable {
+    /// The command-line name, e.g. `cross-thread-round-trip`.
+    var name: String { get }
+    /// One line saying what is measured.
+    var summary: String { get }
+    /// Measures every variant in one process run and prints the report,
+    /// ending with one `RESULT` line per figure for Scripts/bench.sh.
+    func runAndReport(options: RunOptions, clockCost: Int64) throws
+}
+
 /// A benchmark: one piece of work done several ways (variants), one of them
 /// the raw Linux floor, all measured alternately inside one process run.
 ///
 /// To add a benchmark: write a type conforming to this protocol in its own
 /// folder and add one line to `registeredBenchmarks` (Registry.swift).
-protocol Benchmark: Sendable {
-    /// The command-line name, e.g. `cross-thread-round-trip`.
-    var name: String { get }
-    /// One line saying what is measured.
-    var summary: String { get }
+protocol Benchmark: RunnableBenchmark {
     /// What one sample is, e.g. "round trip".
     var unit: String { get }
     /// Round trips (or operations) per variant per round, full and `--quick`.
@@ -35,6 +44,13 @@ protocol BenchmarkVariant: AnyObject {
     func start() throws
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws
     func stop()
+}
+
+extension Benchmark {
+    func runAndReport(options: RunOptions, clockCost: Int64) throws {
+        let results = try run(self, options: options)
+        report(self, results, options: options, clockCost: clockCost)
+    }
 }
 
 extension BenchmarkVariant {

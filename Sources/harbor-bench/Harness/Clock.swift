@@ -29,3 +29,16 @@ func processCPUNanoseconds() -> Int64 {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
     return Int64(spec.tv_sec) &* 1_000_000_000 &+ Int64(spec.tv_nsec)
 }
+
+/// Sleeps until the monotonic clock passes `instant` (nanoseconds). For a
+/// benchmark waiting on the clock itself (untimed), never to synchronise.
+func sleepUntil(_ instant: Int64) {
+    while true {
+        let left = instant - nowNanoseconds()
+        if left <= 0 { return }
+        var request = timespec()
+        request.tv_sec = Int(left / 1_000_000_000)
+        request.tv_nsec = Int(left % 1_000_000_000)
+        _ = nanosleep(&request, nil)
+    }
+}

@@ -1,0 +1,65 @@
+// Harbor — per-thread CPU time and sleeps, and a fresh thread to measure on.
+import Glibc
+
+/// CPU time the calling thread has used, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`).
+func threadCPUNanoseconds() -> Int64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+    return Int64(spec.tv_sec) &* 1_000_000_000 &+ Int64(spec.tv_nsec)
+}
+
+/// How many times the calling thread has gone to sleep (voluntary context
+/// switches, `getrusage(RUSAGE_THREAD)`): each wake-up of an idle loop is one.
+func threadVoluntarySwitches() -> Int {
+    var usage = rusage()
+    // RUSAGE_THREAD is 1 (Linux); Glibc's module does not export the name.
+    guard getrusage(__rusage_who_t(1), &usage) == 0 else { return -1 }
+    return Int(usage.ru_nvcsw)
+}
+
+/// Runs `body` on a new plain pthread and returns its result once the thread
+/// has exited (so whatever the thread's run loop held is gone too).
+func onNewThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) throws -> Result {
+    try onNewThreads([body])[0]
+}
+
+/// Runs each body on its own new pthread, all at once, and returns their
+/// results once every thread has exited.
+func onNewThreads<Result: Sendable>(_ bodies: [@Sendable () -> Result]) throws -> [Result] {
+    let slots = bodies.map { _ in ResultSlot<Result>() }
+    var threads: [pthread_t] = []
+    defer { for thread in threads { pthread_join(thread, nil) } }
+    for (body, slot) in zip(bodies, slots) {
+        var thread = pthread_t()
+        let start = ThreadStart { slot.value = body() }
+        let context = Unmanaged.passRetained(start).toOpaque()
+        let created = pthread_create(&thread, nil, { raw in
+            Unmanaged<ThreadStart>.fromOpaque(raw!).takeRetainedValue().run()
+            return nil
+        }, context)
+        guard created == 0 else {
+            Unmanaged<ThreadStart>.fromOpaque(context).release()
+            throw BenchmarkFailure("pthread_create failed: \(created)")
+        }
+        threads.append(thread)
+    }
+    for thread in threads { pthread_join(thread, nil) }
+    threads = []
+    return try slots.map { slot in
+        guard let result = slot.value else { throw BenchmarkFailure("thread returned nothing") }
+        return result
+    }
+}
+
+/// What a new thread runs (not generic: a C thread entry cannot capture a type parameter).
+private final class ThreadStart: Sendable {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+}
+
+/// One thread's result.
+private final class ResultSlot<Result: Sendable>: @unchecked Sendable {
+    // @unchecked: `value` is written by the thread before it exits and read
+    // only after pthread_join, which orders the two.
+    var value: Result?
+}
