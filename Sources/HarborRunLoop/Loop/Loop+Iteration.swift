@@ -90,7 +90,7 @@ extension Loop {
     /// work is already waiting (then returns false: poll instead). Doing the
     /// check and the mark under the lock every poster takes is what makes a
     /// lost wake-up impossible.
-    private func prepareToWait(_ mode: ModeState, poll: Bool) -> Bool {
+    func prepareToWait(_ mode: ModeState, poll: Bool) -> Bool {
         while true {
             let (wanted, armed) = state.withLock { _ in (mode.timers.earliestHardDeadline, mode.armedDeadline) }
             if wanted != armed { rearm(mode, to: wanted) }

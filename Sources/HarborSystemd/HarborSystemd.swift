@@ -1,1 +1,0 @@
-// Harbor — systemd integration. (Being built: see Docs/Systemd.md.)
