@@ -88,6 +88,13 @@ let package = Package(
             dependencies: ["Harbor"],
             swiftSettings: strict
         ),
+        // The child process the main-loop tests spawn: Dispatch's main queue,
+        // @MainActor and signals need the main thread, which tests do not own.
+        .executableTarget(
+            name: "harbor-mainloop-probe",
+            dependencies: ["HarborRunLoop", "HarborPorts"],
+            swiftSettings: strict
+        ),
         // Benchmarks: Harbor beside the raw Linux floor and the peers, as ratios.
         // Kept out of every library product (Scripts/bench.sh runs it).
         .executableTarget(
@@ -108,7 +115,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborRunLoopTests",
-            dependencies: ["Harbor", "HarborRunLoop", "HarborTestSupport", "harbor-seeds"],
+            dependencies: ["Harbor", "HarborRunLoop", "HarborTestSupport", "harbor-seeds", "harbor-mainloop-probe"],
             swiftSettings: strict
         ),
         .testTarget(
