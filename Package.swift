@@ -95,6 +95,12 @@ let package = Package(
             dependencies: ["HarborRunLoop", "HarborPorts"],
             swiftSettings: strict
         ),
+        // The child process the systemd tests supervise (sd_notify, activation).
+        .executableTarget(
+            name: "harbor-notify-probe",
+            dependencies: ["HarborRunLoop", "HarborSystemd"],
+            swiftSettings: strict
+        ),
         // Benchmarks: Harbor beside the raw Linux floor and the peers, as ratios.
         // Kept out of every library product (Scripts/bench.sh runs it).
         .executableTarget(
@@ -120,7 +126,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborSystemdTests",
-            dependencies: ["Harbor", "HarborSystemd", "HarborTestSupport", "CSystemd"],
+            dependencies: ["Harbor", "HarborSystemd", "HarborTestSupport", "CSystemd", "CHarborLinux", "harbor-notify-probe"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,4 +1,5 @@
 // Harbor — shape S01: a Harbor run loop nested inside an sd-event loop (sd-event owns the thread).
+import CHarborLinux
 import CSystemd
 import Glibc
 import HarborPorts

@@ -132,18 +132,18 @@ public final class SDEventLoop: @unchecked Sendable {
 public enum SDEventState: Int32, Sendable {
     /// Between iterations (`SD_EVENT_INITIAL`).
     case initial = 0
-    /// Running prepare callbacks (`SD_EVENT_PREPARING`).
-    case preparing = 1
     /// Prepared: timers armed, ready to wait (`SD_EVENT_ARMED`).
-    case armed = 2
+    case armed = 1
     /// Sources are pending dispatch (`SD_EVENT_PENDING`).
-    case pending = 3
+    case pending = 2
     /// Inside a callback (`SD_EVENT_RUNNING`).
-    case running = 4
+    case running = 3
     /// Running exit sources (`SD_EVENT_EXITING`).
-    case exiting = 5
+    case exiting = 4
     /// Exited (`SD_EVENT_FINISHED`).
-    case finished = 6
+    case finished = 5
+    /// Running prepare callbacks (`SD_EVENT_PREPARING`).
+    case preparing = 6
 }
 
 extension Duration {
