@@ -96,6 +96,12 @@ func spawn(_ arguments: [String]) -> pid_t? {
 
 /// RL19: a daemon's shape — SIGTERM and a child's exit handled in the main loop.
 func signals(selfKill: Bool) {
+    // Start from a known mask: a parent (a Dispatch worker thread, say) may
+    // have spawned us with SIGTERM already blocked, and masks are inherited.
+    var term = sigset_t()
+    sigemptyset(&term)
+    sigaddset(&term, SIGTERM)
+    pthread_sigmask(SIG_UNBLOCK, &term, nil)
     // Misuse first: SIGTERM is not blocked yet, so a signal source is refused.
     do {
         _ = try SignalSource(signals: [SIGTERM]) { _ in }

@@ -1,4 +1,5 @@
 // Harbor — helpers for the daemon-shaped tests: pipes, child processes, error codes, thread counts.
+import CHarborLinux
 import Glibc
 @testable import HarborRunLoop
 
@@ -20,7 +21,11 @@ struct TestPipe {
     let write: CInt
     init() {
         var ends: [CInt] = [0, 0]
-        precondition(pipe2(&ends, O_CLOEXEC | O_NONBLOCK) == 0)
+        precondition(pipe(&ends) == 0)
+        for end in ends {
+            _ = fcntl(end, F_SETFL, O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
         read = ends[0]
         write = ends[1]
     }

@@ -1,4 +1,5 @@
 // Harbor — descriptor sources (RL18) and process sources (RL19) on a loop.
+import CHarborLinux
 import Glibc
 import HarborPorts
 @testable import HarborRunLoop
@@ -73,7 +74,7 @@ extension RunLoopTests {
             let before = openDescriptorCount()
             onFreshThread {
                 let loop = Loop.current
-                let counter = eventfd(1, Int32(EFD_CLOEXEC))
+                let counter = eventfd(1, charbor_EFD_CLOEXEC)
                 let log = EventLog()
                 let source = try! DescriptorSource(descriptor: counter, events: .readable, closesOnInvalidate: true) { _ in
                     var value: UInt64 = 0
@@ -129,6 +130,28 @@ extension RunLoopTests {
                 }
             }
             #expect(sourceErrorCode { _ = try ProcessSource(pid: 0x3FFF_FFF0) { _ in } } == .noSuchProcess)
+        }
+
+        @Test func RL19_signalSourceRefusesASignalSomeThreadDoesNotBlock() {
+            expectNoDescriptorLeak {
+                // SIGUSR2 is blocked on a fresh thread only, not in the others.
+                onFreshThread {
+                    var set = sigset_t()
+                    sigemptyset(&set)
+                    sigaddset(&set, SIGUSR2)
+                    pthread_sigmask(SIG_BLOCK, &set, nil)
+                    #expect(sourceErrorCode { _ = try SignalSource(signals: [SIGUSR2]) { _ in } } == .signalNotBlocked)
+                    #expect(sourceErrorCode { _ = try SignalSource(signals: [SIGKILL]) { _ in } } == .invalidArgument)
+                    do {
+                        _ = try SignalSource(signals: [SIGUSR2]) { _ in }
+                    } catch let error as SourceError {
+                        // The message says what to do.
+                        #expect(error.detail.contains("SignalSource.block"))
+                    } catch {
+                        Issue.record("unexpected \(error)")
+                    }
+                }
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
 // Harbor — embedding (RL21): a plain poll loop drives a Harbor loop; a Harbor loop drives a foreign one.
+import CHarborLinux
 import Glibc
 import HarborPorts
 @testable import HarborRunLoop
@@ -56,8 +57,8 @@ extension RunLoopTests {
                     let loop = Loop.current
                     // The foreign loop: its own epoll set watching its own eventfd,
                     // with a "dispatch what is ready" call, like sd-event or GLib.
-                    let foreign = epoll_create1(Int32(EPOLL_CLOEXEC))
-                    let work = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+                    let foreign = epoll_create1(charbor_EPOLL_CLOEXEC)
+                    let work = eventfd(0, charbor_EFD_CLOEXEC | charbor_EFD_NONBLOCK)
                     var registration = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: 1))
                     epoll_ctl(foreign, EPOLL_CTL_ADD, work, &registration)
                     let log = EventLog()

@@ -1,4 +1,5 @@
 // Harbor — fairness (RL20): bounded batches per source, many events per epoll_wait.
+import CHarborLinux
 import Glibc
 import HarborPorts
 @testable import HarborRunLoop
@@ -13,12 +14,14 @@ extension RunLoopTests {
                 onFreshThread {
                     let loop = Loop.current
                     let log = EventLog()
-                    let busy = try! PortSource(ReceiveRight()) { _ in log.append("busy") }
+                    let busyRight = ReceiveRight()
+                    try! busyRight.setQueueLimit(1_024)
+                    let busy = try! PortSource(busyRight) { _ in log.append("busy") }
                     let quiet = try! PortSource(ReceiveRight()) { _ in log.append("quiet"); Loop.current.stop() }
                     loop.add(busy, forMode: .default)
                     loop.add(quiet, forMode: .default)
                     let flood = busy.makeSendRight()
-                    for index in 0..<2_000 { try! flood.send(Message(id: Int32(index))) }
+                    for index in 0..<1_000 { try! flood.send(Message(id: Int32(index))) }
                     try! quiet.makeSendRight().send(Message(id: 1))
                     #expect(loop.run(mode: .default, timeout: .seconds(10), returnAfterSourceHandled: false) == .stopped)
                     // The quiet port was served within the first two batches of the busy one.
@@ -36,7 +39,7 @@ extension RunLoopTests {
                 onFreshThread {
                     let loop = Loop.current
                     // Always readable: its handler never drains it.
-                    let hot = eventfd(1, Int32(EFD_CLOEXEC))
+                    let hot = eventfd(1, charbor_EFD_CLOEXEC)
                     let pipe = TestPipe()
                     let hotCalls = Atomic(0)
                     let busy = try! DescriptorSource(descriptor: hot, events: .readable) { _ in hotCalls.add(1, ordering: .relaxed) }
@@ -68,7 +71,7 @@ extension RunLoopTests {
                     let count = 1_000
                     let handled = Atomic(0)
                     let passes = Atomic(0)
-                    let counters = (0..<count).map { _ in eventfd(1, Int32(EFD_CLOEXEC)) }
+                    let counters = (0..<count).map { _ in eventfd(1, charbor_EFD_CLOEXEC) }
                     let sources = counters.map { fd in
                         try! DescriptorSource(descriptor: fd, events: .readable) { _ in
                             var value: UInt64 = 0

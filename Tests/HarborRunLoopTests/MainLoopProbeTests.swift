@@ -87,25 +87,5 @@ extension RunLoopTests {
             #expect(process.terminationReason == .exit)
             #expect(process.terminationStatus == 0)
         }
-
-        @Test func RL19_signalSourceRefusesASignalSomeThreadDoesNotBlock() {
-            expectNoDescriptorLeak {
-                // SIGUSR2 is blocked on a fresh thread only, not in the others.
-                onFreshThread {
-                    var set = sigset_t()
-                    sigemptyset(&set)
-                    sigaddset(&set, SIGUSR2)
-                    pthread_sigmask(SIG_BLOCK, &set, nil)
-                    #expect(sourceErrorCode { _ = try SignalSource(signals: [SIGUSR2]) { _ in } } == .signalNotBlocked)
-                    #expect(sourceErrorCode { _ = try SignalSource(signals: [SIGKILL]) { _ in } } == .invalidArgument)
-                    do {
-                        _ = try SignalSource(signals: [SIGUSR2]) { _ in }
-                    } catch {
-                        // The message says what to do.
-                        #expect(error.detail.contains("SignalSource.block"))
-                    }
-                }
-            }
-        }
     }
 }
