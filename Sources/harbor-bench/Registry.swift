@@ -3,4 +3,7 @@
 /// Every benchmark, in the order `harbor-bench all` runs them.
 let registeredBenchmarks: [any Benchmark] = [
     CrossThreadRoundTrip(),
+    DescriptorFlood(),
+    AsyncPortAwait(),
+    MainQueueRoundTrip(),
 ]
