@@ -29,10 +29,12 @@ struct DescriptorFlood: Benchmark {
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         limit.rlim_cur = limit.rlim_max
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        guard limit.rlim_cur > rlim_t(2 * Self.descriptors + 100) else {
-            throw BenchmarkFailure("needs \(2 * Self.descriptors + 100) descriptors; the hard limit is \(limit.rlim_max)")
+        guard limit.rlim_cur > rlim_t(Self.descriptors + 200) else {
+            throw BenchmarkFailure("needs \(Self.descriptors + 200) descriptors; the hard limit is \(limit.rlim_max)")
         }
-        return [RawEpollSweep(), HarborDescriptorSweep()]
+        // Both variants serve the same eventfds (the descriptor limit is 20,000 here).
+        let shared = SharedCounters(try makeCounters(Self.descriptors))
+        return [RawEpollSweep(shared), HarborDescriptorSweep(shared)]
     }
 }
 
@@ -45,6 +47,13 @@ private func makeCounters(_ count: Int) throws -> [CInt] {
     }
 }
 
+/// The eventfds both variants serve; closed when the last variant lets go.
+final class SharedCounters {
+    let fds: [CInt]
+    init(_ fds: [CInt]) { self.fds = fds }
+    deinit { for fd in fds { close(fd) } }
+}
+
 private func makeReady(_ counters: [CInt]) {
     var one: UInt64 = 1
     for fd in counters { _ = write(fd, &one, 8) }
@@ -54,12 +63,14 @@ final class RawEpollSweep: BenchmarkVariant {
     let name = "floor"
     let label = "epoll_wait(10,000) + 10,000 reads"
     let isFloor = true
-    private var counters: [CInt] = []
+    private let shared: SharedCounters
+    private var counters: [CInt] { shared.fds }
     private var epoll: CInt = -1
     private var events: UnsafeMutableBufferPointer<epoll_event> = .allocate(capacity: DescriptorFlood.descriptors)
 
+    init(_ shared: SharedCounters) { self.shared = shared }
+
     func start() throws {
-        counters = try makeCounters(DescriptorFlood.descriptors)
         epoll = epoll_create1(charbor_EPOLL_CLOEXEC)
         for (index, fd) in counters.enumerated() {
             var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: UInt64(index)))
@@ -85,7 +96,6 @@ final class RawEpollSweep: BenchmarkVariant {
     }
 
     func stop() {
-        for fd in counters { close(fd) }
         close(epoll)
         events.deallocate()
     }
@@ -103,13 +113,15 @@ final class HarborDescriptorSweep: BenchmarkVariant {
         let sweeps = Atomic(0)
     }
 
-    private var counters: [CInt] = []
+    private let shared: SharedCounters
+    private var counters: [CInt] { shared.fds }
     private var sources: [DescriptorSource] = []
     private let counts = Counts()
     private var observer: LoopObserver?
 
+    init(_ shared: SharedCounters) { self.shared = shared }
+
     func start() throws {
-        counters = try makeCounters(DescriptorFlood.descriptors)
         let loop = Loop.current
         let counts = self.counts
         let total = counters.count
@@ -151,6 +163,5 @@ final class HarborDescriptorSweep: BenchmarkVariant {
         for source in sources { source.invalidate() }
         observer?.invalidate()
         sources = []
-        for fd in counters { close(fd) }
     }
 }
