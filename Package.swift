@@ -88,6 +88,13 @@ let package = Package(
             dependencies: ["Harbor"],
             swiftSettings: strict
         ),
+        // The child process the main-loop tests spawn: Dispatch's main queue,
+        // @MainActor and signals need the main thread, which tests do not own.
+        .executableTarget(
+            name: "harbor-mainloop-probe",
+            dependencies: ["HarborRunLoop", "HarborPorts"],
+            swiftSettings: strict
+        ),
         // The child process the systemd tests supervise (sd_notify, activation).
         .executableTarget(
             name: "harbor-notify-probe",
@@ -117,7 +124,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborRunLoopTests",
-            dependencies: ["Harbor", "HarborRunLoop", "HarborTestSupport", "harbor-seeds"],
+            dependencies: ["Harbor", "HarborRunLoop", "HarborTestSupport", "harbor-seeds", "harbor-mainloop-probe"],
             swiftSettings: strict
         ),
         .testTarget(

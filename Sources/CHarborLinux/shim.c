@@ -84,6 +84,17 @@ int charbor_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, co
 int charbor_ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout) {
     return ppoll(fds, count, timeout, NULL);
 }
+int charbor_pidfd_wait(int pidfd, int options, pid_t *pid, int *code, int *status) {
+    siginfo_t info = {0};
+    int result = waitid((idtype_t)3 /* P_PIDFD */, (id_t)pidfd, &info, options);
+    *pid = info.si_pid;
+    *code = info.si_code;
+    *status = info.si_status;
+    return result;
+}
+const int charbor_CLD_EXITED = CLD_EXITED;
+const int charbor_CLD_KILLED = CLD_KILLED;
+const int charbor_CLD_DUMPED = CLD_DUMPED;
 int charbor_memfd_create(const char *name, unsigned int flags) { return (int)syscall(SYS_memfd_create, name, flags); }
 
 // Swift reads epoll_event through the imported struct; on x86_64 the kernel

@@ -6,4 +6,7 @@ let registeredBenchmarks: [any RunnableBenchmark] = [
     RunLoopPerformRoundTrip(),
     LoopTimers(),
     IdleLoop(),
+    DescriptorFlood(),
+    AsyncPortAwait(),
+    MainQueueRoundTrip(),
 ]

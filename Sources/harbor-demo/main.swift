@@ -78,6 +78,11 @@ func runDemo(requests: Int) throws {
     print("  reply port: \(status.sequenceNumber) replies received, \(status.queuedMessages) left waiting")
 }
 
+// SIGTERM is handled by a signal source on the main loop (signalfd), which
+// needs the signal blocked in every thread: block it before any thread starts.
+try prepareSignalDemo()
 try runDemo(requests: 20_000)
 try runLoopDemo()
+try runAsyncDemoAndWait()
+try runSignalDemo()
 print("harbor-demo: done")

@@ -103,4 +103,13 @@ pid_t charbor_gettid(void);
 // _GNU_SOURCE-only declarations Swift's importer does not see.
 int charbor_ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout);
 
+// waitid(P_PIDFD, pidfd, …): glibc 2.36 lacks P_PIDFD, and siginfo_t's
+// si_pid/si_code/si_status are macros over unions Swift cannot reach.
+// Returns waitid's result; on success *pid is 0 if the child has not exited.
+int charbor_pidfd_wait(int pidfd, int options, pid_t *pid, int *code, int *status);
+// CLD_EXITED, CLD_KILLED, CLD_DUMPED (si_code values).
+extern const int charbor_CLD_EXITED;
+extern const int charbor_CLD_KILLED;
+extern const int charbor_CLD_DUMPED;
+
 #endif

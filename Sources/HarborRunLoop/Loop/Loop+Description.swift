@@ -23,6 +23,9 @@ extension Loop: CustomStringConvertible {
                 lines.append("    \(name.name)\(mode.isCommon ? " (common)" : "") {")
                 lines.append("      sources0: [\(mode.sources.map(\.description).joined(separator: ", "))]")
                 lines.append("      sources1: [\(mode.ports.map(\.description).joined(separator: ", "))]")
+                if !mode.descriptors.isEmpty {
+                    lines.append("      descriptors: [\(mode.descriptors.map(\.description).joined(separator: ", "))]")
+                }
                 let timers = mode.timers.timers.values.sorted { $0.fireDate < $1.fireDate }
                 lines.append("      timers: [\(timers.map(\.description).joined(separator: ", "))]")
                 lines.append("      observers: [\(mode.observers.map(\.description).joined(separator: ", "))]")

@@ -162,6 +162,8 @@ extension Loop {
             let index = mode.observers.firstIndex { $0.order > observer.order } ?? mode.observers.endIndex
             mode.observers.insert(observer, at: index)
             mode.recomputeObserverMask()
+        case .descriptor(let source):
+            registerDescriptor(source, in: mode, state: &state)
         }
     }
 
@@ -183,6 +185,8 @@ extension Loop {
         case .observer(let observer):
             mode.observers.removeAll { $0 === observer }
             mode.recomputeObserverMask()
+        case .descriptor(let source):
+            unregisterDescriptor(source, from: mode, nowhereElse: nowNowhere, state: &state)
         }
         if nowNowhere { item.withMembership { $0.loop = nil } }
     }

@@ -12,7 +12,8 @@ extension Loop {
         let depth = frames.depth
         frames.depth += 1
         defer { frames.depth -= 1 }
-        let events = frames.buffer(at: depth)
+        var events = frames.buffer(at: depth)
+        if isMain { watchMainQueue(in: mode) }
 
         // A stop sent while the loop was not running ends this run at once.
         if takeStopRequest() { return .stopped }
@@ -45,12 +46,19 @@ extension Loop {
             }
             if timerFired { doTimers(mode) }
             for index in 0..<count {
-                guard let token = WaitToken(rawValue: events[index].data.u64), token.kind == .port else { continue }
-                if doPort(token, in: mode) { handled = true }
+                guard let token = WaitToken(rawValue: events[index].data.u64) else { continue }
+                switch token.kind {
+                case .port: if doPort(token, in: mode) { handled = true }
+                case .descriptor: if doDescriptor(token, events: events[index].events, in: mode) { handled = true }
+                case .mainQueue: if doMainQueue() { handled = true }
+                case .wakeUp, .timer: continue
+                }
             }
 
             // 8. Blocks posted by whatever just ran.
             if doBlocks(mode) { handled = true }
+            // A full buffer means more was ready: take more per wait next time (RL20).
+            if count == events.count { events = frames.grow(at: depth) }
 
             // 9. Why to return, in CF's order of precedence.
             if handled && returnAfterSourceHandled { return .handledSource }

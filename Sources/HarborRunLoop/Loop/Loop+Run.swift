@@ -73,6 +73,6 @@ extension Loop {
 
     /// A mode is empty without sources, timers or blocks waiting for it.
     func isEmpty(_ mode: ModeState, _ state: borrowing LoopState) -> Bool {
-        !mode.hasSourcesOrTimers && !state.blocks.contains { $0.runs(in: mode) }
+        !mode.hasSourcesOrTimers && !state.blocks.contains { $0.runs(in: mode) } && !mainQueueKeepsAlive(mode)
     }
 }

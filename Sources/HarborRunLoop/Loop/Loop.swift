@@ -126,6 +126,7 @@ public final class Loop: Sendable {
                 state.blocks = []
                 state.commonItems = []
                 state.portSlots = SlotTable()
+                state.descriptorSlots = SlotTable()
             }
             return (state.modes, state.blocks, state.commonItems, state.wakeUp.take())
         }
@@ -145,6 +146,7 @@ extension ModeState {
     var allItems: [LoopItem] {
         sources.map { .source($0) } + ports.map { .port($0) }
             + timers.timers.values.map { .timer($0) } + observers.map { .observer($0) }
+            + descriptors.map { .descriptor($0) }
     }
 }
 
@@ -179,6 +181,19 @@ final class FrameBuffers: @unchecked Sendable {
         }
         return buffers[depth]
     }
+
+    /// Replaces the buffer at `depth` with one twice as large (up to
+    /// ``maximumCapacity``), once its contents have been handled.
+    func grow(at depth: Int) -> UnsafeMutableBufferPointer<epoll_event> {
+        let old = buffers[depth]
+        guard old.count < Self.maximumCapacity else { return old }
+        old.deallocate()
+        buffers[depth] = .allocate(capacity: min(old.count * 2, Self.maximumCapacity))
+        return buffers[depth]
+    }
+
+    /// At most this many events per `epoll_wait`; a full buffer doubles up to here.
+    static let maximumCapacity = 4096
 
     deinit {
         for buffer in buffers { buffer.deallocate() }

@@ -43,6 +43,7 @@ struct LoopState: ~Copyable {
     /// The modes of the runs in progress, innermost last.
     var modeStack: [LoopMode] = []
     var portSlots = SlotTable<PortSource>()
+    var descriptorSlots = SlotTable<DescriptorSource>()
     var terminated = false
 
     init() {

@@ -26,6 +26,7 @@ enum LoopItem {
     case port(PortSource)
     case timer(LoopTimer)
     case observer(LoopObserver)
+    case descriptor(DescriptorSource)
 
     var identity: ObjectIdentifier {
         switch self {
@@ -33,6 +34,7 @@ enum LoopItem {
         case .port(let item): ObjectIdentifier(item)
         case .timer(let item): ObjectIdentifier(item)
         case .observer(let item): ObjectIdentifier(item)
+        case .descriptor(let item): ObjectIdentifier(item)
         }
     }
 
@@ -43,6 +45,7 @@ enum LoopItem {
         case .port(let item): item.membership.withLock { body(&$0) }
         case .timer(let item): item.state.withLock { body(&$0.membership) }
         case .observer(let item): item.membership.withLock { body(&$0) }
+        case .descriptor(let item): item.membership.withLock { body(&$0) }
         }
     }
 
@@ -52,6 +55,7 @@ enum LoopItem {
         case .port(let item): item.isValid
         case .timer(let item): item.isValid
         case .observer(let item): item.isValid
+        case .descriptor(let item): item.isValid
         }
     }
 }

@@ -13,6 +13,8 @@ struct WaitToken: Hashable {
         case timer = 2
         case port = 3
         case descriptor = 4
+        /// libdispatch's main-queue eventfd (main loop only).
+        case mainQueue = 5
     }
 
     var kind: Kind
@@ -21,6 +23,7 @@ struct WaitToken: Hashable {
 
     static let wakeUp = WaitToken(kind: .wakeUp, slot: 0, generation: 0)
     static let timer = WaitToken(kind: .timer, slot: 0, generation: 0)
+    static let mainQueue = WaitToken(kind: .mainQueue, slot: 0, generation: 0)
 
     var rawValue: UInt64 {
         UInt64(kind.rawValue) << 56 | UInt64(slot & 0xFF_FFFF) << 32 | UInt64(generation)

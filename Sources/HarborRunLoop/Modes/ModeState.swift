@@ -19,6 +19,11 @@ final class ModeState: @unchecked Sendable {
     var isCommon = false
     var sources: [LoopSource] = []
     var ports: [PortSource] = []
+    /// Descriptor, process and signal sources, sorted by `order`.
+    var descriptors: [DescriptorSource] = []
+    /// Whether libdispatch's main-queue eventfd is in this mode's waitset
+    /// (main loop, common modes only; see Loop+Dispatch.swift).
+    var watchesMainQueue = false
     var timers = ModeTimers()
     /// Sorted by `order`; equal orders keep the order they were added in.
     var observers: [LoopObserver] = []
@@ -44,7 +49,7 @@ final class ModeState: @unchecked Sendable {
 
     /// A mode with no source and no timer is empty: running it finishes at
     /// once. Observers do not count.
-    var hasSourcesOrTimers: Bool { !sources.isEmpty || !ports.isEmpty || !timers.isEmpty }
+    var hasSourcesOrTimers: Bool { !sources.isEmpty || !ports.isEmpty || !timers.isEmpty || !descriptors.isEmpty }
 
     func recomputeObserverMask() {
         observerMask = observers.reduce(into: []) { $0.formUnion($1.activities) }

@@ -1,0 +1,171 @@
+// Harbor — descriptor sources: any file descriptor as a run-loop source (RL18).
+import HarborPorts
+import Synchronization
+
+/// Any file descriptor — a socket, a pipe, a pidfd, a signalfd, another
+/// event loop's epoll descriptor — watched by a run loop: the handler runs
+/// on the loop's thread whenever the descriptor is ready in one of the
+/// watched ways.
+///
+/// Registration is level-triggered, as CFFileDescriptor's callbacks are
+/// re-enabled: while the descriptor stays ready the handler is called once
+/// per pass. A handler should therefore consume what made it ready (read the
+/// data, accept the connection) or change its interests with
+/// ``setEvents(_:)`` (drop `.writable` once the output buffer is empty).
+/// Calling the handler once per pass, not once per byte or connection, is
+/// what keeps one busy descriptor from starving the loop's other sources.
+///
+/// The source does not own the descriptor unless made with
+/// `closesOnInvalidate: true`; otherwise the caller must keep it open while
+/// the source is in a loop and close it only after ``invalidate()``.
+/// Handling readiness counts as "handled source" (it ends
+/// ``Loop/run(mode:before:)``).
+///
+/// **Cost:** one `epoll_ctl` per mode on add and remove; per ready pass, one
+/// lock to find the source, then the handler. **Thread safety:** every
+/// method, any thread; the handler runs on the loop's thread with no lock held.
+/// **CF equivalent:** `CFFileDescriptorCreate` +
+/// `CFFileDescriptorCreateRunLoopSource` + `CFFileDescriptorEnableCallBacks`
+/// (Foundation on Linux lacks it); `DispatchSource.makeReadSource`.
+public final class DescriptorSource: Sendable, CustomStringConvertible {
+    /// The watched descriptor.
+    public let descriptor: CInt
+    /// Lower orders run first when several descriptors are ready in one pass.
+    public let order: Int
+    let label: String
+    let handler: @Sendable (DescriptorEvents) -> Void
+    let interests: Atomic<UInt32>
+    let membership = Mutex(Membership())
+    /// The token its epoll registrations carry while it is in a loop.
+    /// Written only while the loop's lock is held.
+    let token = Mutex<WaitToken?>(nil)
+    private let valid = Atomic(true)
+    /// Set when the source owns its descriptor: closed when the source dies.
+    private let owned: OwnedDescriptor?
+
+    /// A source for `descriptor` calling `handler` with what was ready.
+    /// - Parameters:
+    ///   - descriptor: an open descriptor; the source does not close it
+    ///     unless `closesOnInvalidate` is true (then it takes ownership and
+    ///     closes it when the source is released, after it left its loop).
+    ///   - events: what to watch for; `.hangUp` and `.error` are reported
+    ///     whether asked for or not.
+    ///   - order: lower runs first among descriptors ready in one pass.
+    ///   - handler: called on the loop's thread with the ready events.
+    /// - Throws: ``SourceError/Code/invalidArgument`` for a negative descriptor.
+    public init(
+        descriptor: CInt, events: DescriptorEvents, order: Int = 0, closesOnInvalidate: Bool = false,
+        label: String = "descriptor", _ handler: @escaping @Sendable (DescriptorEvents) -> Void
+    ) throws(SourceError) {
+        guard descriptor >= 0 else {
+            throw SourceError(.invalidArgument, "DescriptorSource needs an open descriptor, got \(descriptor)")
+        }
+        self.descriptor = descriptor
+        self.order = order
+        self.label = label
+        self.handler = handler
+        interests = Atomic(events.epollMask)
+        owned = closesOnInvalidate ? OwnedDescriptor(taking: descriptor) : nil
+    }
+
+    /// A source owning `descriptor` (closed when the source is released).
+    package init(
+        owning descriptor: consuming OwnedDescriptor, events: DescriptorEvents, label: String,
+        _ handler: @escaping @Sendable (DescriptorEvents) -> Void
+    ) {
+        self.descriptor = descriptor.rawValue
+        order = 0
+        self.label = label
+        self.handler = handler
+        interests = Atomic(events.epollMask)
+        owned = .some(descriptor)
+    }
+
+    /// What the source watches for now.
+    public var events: DescriptorEvents { DescriptorEvents(rawValue: interests.load(ordering: .acquiring)) }
+
+    /// Changes what the source watches for, in every mode it is in (one
+    /// `epoll_ctl` per mode). Any thread. **CF equivalent:**
+    /// `CFFileDescriptorEnableCallBacks` / `CFFileDescriptorDisableCallBacks`.
+    public func setEvents(_ events: DescriptorEvents) {
+        interests.store(events.epollMask, ordering: .releasing)
+        membership.withLock { $0.loop }?.descriptorEventsChanged(self)
+    }
+
+    /// False once ``invalidate()`` ran.
+    public var isValid: Bool { valid.load(ordering: .acquiring) }
+
+    /// Removes the source from every mode of its loop; its handler never
+    /// runs again. Any thread. **CF equivalent:** `CFFileDescriptorInvalidate`.
+    public func invalidate() {
+        guard valid.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        membership.withLock { $0.loop }?.removeEverywhere(.descriptor(self))
+    }
+
+    public var description: String {
+        "DescriptorSource(\(label), fd: \(descriptor), events: \(events), order: \(order), valid: \(isValid))"
+    }
+}
+
+extension Loop {
+    /// Adds a descriptor source to `mode` (or every common mode for
+    /// `.common`); from then on its descriptor wakes the loop. Any thread.
+    /// **CF equivalent:** `CFRunLoopAddSource` with a CFFileDescriptor's source.
+    public func add(_ source: DescriptorSource, forMode mode: LoopMode) { add(.descriptor(source), to: mode) }
+    /// Removes the descriptor source from `mode` only. **CF equivalent:** `CFRunLoopRemoveSource`.
+    public func remove(_ source: DescriptorSource, forMode mode: LoopMode) { remove(.descriptor(source), from: mode) }
+    /// Whether the descriptor source is in `mode`.
+    public func contains(_ source: DescriptorSource, inMode mode: LoopMode) -> Bool {
+        contains(.descriptor(source), mode)
+    }
+
+    /// Registers `source` in `mode`'s waitset (loop lock held).
+    func registerDescriptor(_ source: DescriptorSource, in mode: ModeState, state: inout LoopState) {
+        let token = source.token.withLock { token -> WaitToken in
+            if let token { return token }
+            let made = state.descriptorSlots.insert(source, kind: .descriptor)
+            token = made
+            return made
+        }
+        do {
+            try mode.epoll.add(source.descriptor, events: EpollEvents(rawValue: source.interests.load(ordering: .acquiring)), token: token.rawValue)
+        } catch {
+            // EBADF/EPERM (a regular file), EEXIST (the same descriptor twice
+            // in one mode): the caller's mistake, reported where CF logs.
+            preconditionFailure("Harbor: cannot watch descriptor \(source.descriptor) in mode \(mode.name): \(error)")
+        }
+        mode.descriptors.append(source)
+        mode.descriptors.sort { $0.order < $1.order }
+    }
+
+    /// Takes `source` out of `mode`'s waitset (loop lock held).
+    func unregisterDescriptor(_ source: DescriptorSource, from mode: ModeState, nowhereElse: Bool, state: inout LoopState) {
+        try? mode.epoll.remove(source.descriptor)
+        mode.descriptors.removeAll { $0 === source }
+        if nowhereElse, let token = source.token.withLock({ $0.take() }) { state.descriptorSlots.remove(token) }
+    }
+
+    /// The source's interests changed: re-register it in every mode.
+    func descriptorEventsChanged(_ source: DescriptorSource) {
+        state.withLock { state in
+            guard let token = source.token.withLock({ $0 }) else { return }
+            let events = EpollEvents(rawValue: source.interests.load(ordering: .acquiring))
+            for name in source.membership.withLock({ $0.modes }) {
+                guard let mode = state.modes[name] else { continue }
+                try? mode.epoll.modify(source.descriptor, events: events, token: token.rawValue)
+            }
+            state.wakeIfWaiting()
+        }
+    }
+
+    /// Serves one ready descriptor: one handler call per pass (the fairness
+    /// bound). A stale token — the source left since the event was queued —
+    /// is dropped. Returns whether the handler ran.
+    func doDescriptor(_ token: WaitToken, events bits: UInt32, in mode: ModeState) -> Bool {
+        guard let source = state.withLock({ $0.descriptorSlots.lookup(token) }),
+              source.isValid, source.membership.withLock({ $0.modes.contains(mode.name) })
+        else { return false }
+        Callout.descriptor(source, DescriptorEvents(epoll: bits))
+        return true
+    }
+}

@@ -1,0 +1,147 @@
+// Harbor — process sources: a child's exit as a run-loop source, over a pidfd (RL19).
+import CHarborLinux
+import Glibc
+import HarborPorts
+
+/// How a watched process ended.
+///
+/// **Thread safety:** a value; any thread.
+public struct ProcessExit: Hashable, Sendable, CustomStringConvertible {
+    /// What ended the process.
+    public enum Status: Hashable, Sendable {
+        /// It called `exit` (or returned from `main`) with this code.
+        case exited(code: CInt)
+        /// A signal killed it (`coreDumped` if it left a core).
+        case killed(signal: CInt, coreDumped: Bool)
+        /// It ended, but it is not this process's child, or someone else
+        /// reaped it first, so its status is unknown here.
+        case unavailable
+    }
+
+    /// The process id it had.
+    public let pid: pid_t
+    /// How it ended.
+    public let status: Status
+
+    public var description: String {
+        switch status {
+        case .exited(let code): "process \(pid) exited with code \(code)"
+        case .killed(let signal, let core): "process \(pid) killed by signal \(signal)\(core ? " (core dumped)" : "")"
+        case .unavailable: "process \(pid) ended (status unavailable: not our child, or already reaped)"
+        }
+    }
+}
+
+/// A process's exit as a run-loop source: the handler runs once, on the
+/// loop's thread, when the process ends — and, if it is this process's
+/// child, after reaping it (so no zombie is left and no `SIGCHLD` handler
+/// is needed).
+///
+/// Race-free: the source holds a pidfd (`pidfd_open`), which names the
+/// process itself, not its number: a pid reused after the process died can
+/// never be mistaken for it, and the exit status is collected with
+/// `waitid(P_PIDFD)`, which only ever reaps this very child.
+/// ``sendSignal(_:)`` uses the same pidfd (`pidfd_send_signal`), so it can
+/// never signal an unrelated process that inherited the number.
+///
+/// After the handler ran the source invalidates itself and releases its pidfd.
+///
+/// ```swift
+/// let child = try ProcessSource(pid: pid) { exit in print(exit) }
+/// loop.add(child, forMode: .default)
+/// ```
+///
+/// **Cost:** one descriptor (the pidfd) until the process ended.
+/// **Thread safety:** every method, any thread; the handler runs on the
+/// loop's thread. **Darwin equivalent:** `DispatchSource.makeProcessSource`
+/// (`DISPATCH_SOURCE_TYPE_PROC` with `.exit`), a kqueue `EVFILT_PROC` filter.
+public final class ProcessSource: Sendable, CustomStringConvertible {
+    /// The watched process's id.
+    public let pid: pid_t
+    /// The descriptor source over the pidfd; the loop schedules this.
+    let source: DescriptorSource
+
+    /// Watches process `pid` (usually a child this process spawned).
+    /// - Throws: ``SourceError/Code/noSuchProcess`` if no such process
+    ///   exists (an unreaped child still exists), ``SourceError/Code/systemCallFailed``
+    ///   if `pidfd_open` fails otherwise (descriptors exhausted; Linux < 5.3).
+    public init(pid: pid_t, _ handler: @escaping @Sendable (ProcessExit) -> Void) throws(SourceError) {
+        guard pid > 0 else { throw SourceError(.invalidArgument, "ProcessSource needs a positive pid, got \(pid)") }
+        let fd: CInt
+        do {
+            fd = try systemCall("pidfd_open") { charbor_pidfd_open(pid, 0) }
+        } catch where error.code == ESRCH {
+            throw SourceError(.noSuchProcess, "process \(pid) does not exist", underlying: error)
+        } catch {
+            throw SourceError(.systemCallFailed, "cannot watch process \(pid)", underlying: error)
+        }
+        self.pid = pid
+        let pidfd = fd
+        let reaped = Reaped()
+        source = DescriptorSource(owning: OwnedDescriptor(taking: fd), events: .readable, label: "process \(pid)") { _ in
+            // The pidfd is readable once the process has ended: reap and report, once.
+            guard reaped.claim() else { return }
+            let exit = ProcessSource.reap(pidfd: pidfd, pid: pid)
+            handler(exit)
+            reaped.source?.invalidate()
+        }
+        reaped.source = source
+    }
+
+    /// Sends `signal` to the process through its pidfd (never to a process
+    /// that reused its pid). Any thread. C: `pidfd_send_signal(2)`.
+    /// - Throws: ``SourceError/Code/noSuchProcess`` once it has ended and
+    ///   been reaped.
+    public func sendSignal(_ signal: CInt) throws(SourceError) {
+        do {
+            _ = try systemCall("pidfd_send_signal") { charbor_pidfd_send_signal(source.descriptor, signal) }
+        } catch where error.code == ESRCH {
+            throw SourceError(.noSuchProcess, "process \(pid) has ended", underlying: error)
+        } catch {
+            throw SourceError(.systemCallFailed, "cannot signal process \(pid)", underlying: error)
+        }
+    }
+
+    /// False once the process's exit was reported or ``invalidate()`` ran.
+    public var isValid: Bool { source.isValid }
+
+    /// Stops watching; the handler never runs. The process is not reaped.
+    public func invalidate() { source.invalidate() }
+
+    public var description: String { "ProcessSource(pid \(pid), valid: \(isValid))" }
+
+    /// Collects the exit status with `waitid(P_PIDFD, WEXITED)`.
+    private static func reap(pidfd: CInt, pid: pid_t) -> ProcessExit {
+        var reapedPID: pid_t = 0
+        var code: CInt = 0
+        var status: CInt = 0
+        var result: CInt
+        repeat {
+            result = charbor_pidfd_wait(pidfd, WEXITED, &reapedPID, &code, &status)
+        } while result < 0 && charbor_errno() == EINTR
+        guard result == 0, reapedPID != 0 else { return ProcessExit(pid: pid, status: .unavailable) }
+        if code == charbor_CLD_EXITED { return ProcessExit(pid: pid, status: .exited(code: status)) }
+        return ProcessExit(pid: pid, status: .killed(signal: status, coreDumped: code == charbor_CLD_DUMPED))
+    }
+}
+
+/// Makes the exit report happen once, and lets the handler find its source.
+private final class Reaped: @unchecked Sendable {
+    // @unchecked: `source` is written once in ProcessSource.init before the
+    // source can be added to any loop, then only read; `done` is only
+    // touched by the loop's thread (the handler's).
+    weak var source: DescriptorSource?
+    private var done = false
+    func claim() -> Bool {
+        defer { done = true }
+        return !done
+    }
+}
+
+extension Loop {
+    /// Watches the process in `mode` (one mode is enough: it fires once).
+    /// Any thread.
+    public func add(_ source: ProcessSource, forMode mode: LoopMode) { add(source.source, forMode: mode) }
+    /// Removes the process source from `mode`.
+    public func remove(_ source: ProcessSource, forMode mode: LoopMode) { remove(source.source, forMode: mode) }
+}

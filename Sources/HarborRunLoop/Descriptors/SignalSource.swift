@@ -1,0 +1,167 @@
+// Harbor — signal sources: Unix signals as a run-loop source, over a signalfd (RL19).
+import CHarborLinux
+import Glibc
+import HarborPorts
+
+/// One delivered signal, as a signal source reports it.
+///
+/// **Thread safety:** a value; any thread.
+public struct SignalInfo: Hashable, Sendable, CustomStringConvertible {
+    /// The signal number (`SIGTERM`, …).
+    public let signal: CInt
+    /// The sending process's id (0 when the kernel sent it).
+    public let senderPID: pid_t
+    /// The sending process's real user id.
+    public let senderUID: uid_t
+
+    public var description: String { "signal \(signal) from pid \(senderPID) (uid \(senderUID))" }
+}
+
+/// Unix signals as a run-loop source: the handler runs on the loop's
+/// thread, as ordinary code (no async-signal-safety rules), once per
+/// delivered signal. So a daemon handles `SIGTERM` (or `SIGHUP`, `SIGUSR1`)
+/// in its loop, like any other event.
+///
+/// How: a `signalfd` reads the signals from the kernel's pending set. That
+/// only works if the signals are **blocked in every thread** of the process;
+/// a thread that does not block one would instead take it the ordinary way
+/// (for `SIGTERM`, the default action kills the process). Threads inherit
+/// their creator's mask, so block the signals first thing in `main`, before
+/// any thread starts — ``block(_:)`` does that:
+///
+/// ```swift
+/// try SignalSource.block([SIGTERM])            // first line of main
+/// let term = try SignalSource(signals: [SIGTERM]) { info in Loop.main.stop() }
+/// Loop.main.add(term, forMode: .default)
+/// ```
+///
+/// Misuse is an error, not a mystery: the initializer checks every thread's
+/// mask (`/proc/self/task/*/status`) and throws
+/// ``SourceError/Code/signalNotBlocked`` naming the threads that do not
+/// block the signal. Consequences to know: a blocked signal stays blocked in
+/// child processes you spawn unless you reset their mask
+/// (`posix_spawnattr_setsigmask`), and other signal consumers (`sigwait`,
+/// another signalfd for the same signal) compete for the same deliveries.
+///
+/// **Cost:** one descriptor; per signal, one `read` on the loop's thread.
+/// **Thread safety:** every method, any thread; the handler runs on the
+/// loop's thread. **Darwin equivalent:** `DispatchSource.makeSignalSource`
+/// (where, too, the signal's default action must be disabled first).
+public final class SignalSource: Sendable, CustomStringConvertible {
+    /// The signals this source receives.
+    public let signals: [CInt]
+    let source: DescriptorSource
+
+    /// Blocks `signals` in the calling thread (and so in every thread it
+    /// creates afterwards). Call at the start of `main`, before any thread
+    /// exists; ``init(signals:_:)`` checks that it was done everywhere.
+    /// C: `pthread_sigmask(SIG_BLOCK)`.
+    /// - Throws: ``SourceError/Code/invalidArgument`` for a signal that
+    ///   cannot be blocked (`SIGKILL`, `SIGSTOP`) or is out of range.
+    public static func block(_ signals: [CInt]) throws(SourceError) {
+        var set = try makeSet(signals)
+        let result = pthread_sigmask(SIG_BLOCK, &set, nil)
+        guard result == 0 else {
+            throw SourceError(.systemCallFailed, "cannot block signals \(signals)", underlying: SystemError(errno: result, call: "pthread_sigmask"))
+        }
+    }
+
+    /// A source receiving `signals`, which must already be blocked in every
+    /// thread of the process.
+    /// - Throws: ``SourceError/Code/signalNotBlocked`` (naming the threads)
+    ///   if some thread does not block one of them;
+    ///   ``SourceError/Code/invalidArgument`` for an empty list, `SIGKILL`
+    ///   or `SIGSTOP`; ``SourceError/Code/systemCallFailed`` if `signalfd` fails.
+    public init(signals: [CInt], _ handler: @escaping @Sendable (SignalInfo) -> Void) throws(SourceError) {
+        guard !signals.isEmpty else { throw SourceError(.invalidArgument, "SignalSource needs at least one signal") }
+        var set = try Self.makeSet(signals)
+        let unblocked = Self.threadsNotBlocking(signals)
+        guard unblocked.isEmpty else {
+            let names = unblocked.map { "thread \($0.thread) (signal \($0.signal))" }.joined(separator: ", ")
+            throw SourceError(.signalNotBlocked, "a signalfd only receives blocked signals, but \(names) does not block it; "
+                + "call SignalSource.block(\(signals)) at the start of main, before any thread starts (threads inherit the mask)")
+        }
+        let fd: CInt
+        do {
+            fd = try systemCall("signalfd") { signalfd(-1, &set, charbor_SFD_CLOEXEC | charbor_SFD_NONBLOCK) }
+        } catch {
+            throw SourceError(.systemCallFailed, "cannot make a signalfd for \(signals)", underlying: error)
+        }
+        self.signals = signals
+        let signalDescriptor = fd
+        source = DescriptorSource(owning: OwnedDescriptor(taking: fd), events: .readable, label: "signals \(signals)") { _ in
+            // Up to 16 signals per pass (RL20); the rest wait for the next.
+            var info = signalfd_siginfo()
+            let size = MemoryLayout<signalfd_siginfo>.size
+            for _ in 0..<16 {
+                guard Glibc.read(signalDescriptor, &info, size) == size else { return }
+                handler(SignalInfo(signal: CInt(info.ssi_signo), senderPID: pid_t(info.ssi_pid), senderUID: info.ssi_uid))
+            }
+        }
+    }
+
+    /// False once ``invalidate()`` ran.
+    public var isValid: Bool { source.isValid }
+
+    /// Stops receiving; the signals stay blocked (and so pending) until
+    /// unblocked. Releases the signalfd once the loop let it go.
+    public func invalidate() { source.invalidate() }
+
+    public var description: String { "SignalSource(\(signals), valid: \(isValid))" }
+
+    private static func makeSet(_ signals: [CInt]) throws(SourceError) -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in signals {
+            guard signal > 0, signal < 65, signal != SIGKILL, signal != SIGSTOP else {
+                throw SourceError(.invalidArgument, "signal \(signal) cannot be received through a signal source")
+            }
+            sigaddset(&set, signal)
+        }
+        return set
+    }
+
+    /// Every (thread, signal) of this process where the signal is not blocked,
+    /// read from each thread's `SigBlk` mask in `/proc/self/task/<tid>/status`.
+    static func threadsNotBlocking(_ signals: [CInt]) -> [(thread: pid_t, signal: CInt)] {
+        guard let directory = opendir("/proc/self/task") else { return [] }
+        defer { closedir(directory) }
+        var missing: [(thread: pid_t, signal: CInt)] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            guard let tid = pid_t(name), let mask = blockedMask(of: name) else { continue }
+            for signal in signals where mask & (UInt64(1) << UInt64(signal - 1)) == 0 {
+                missing.append((tid, signal))
+            }
+        }
+        return missing
+    }
+
+    private static func blockedMask(of task: String) -> UInt64? {
+        guard let file = fopen("/proc/self/task/\(task)/status", "r") else { return nil }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, CInt(line.count), file) != nil {
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if text.hasPrefix("SigBlk:") {
+                return UInt64(text.dropFirst(7).trimmingWhitespace(), radix: 16)
+            }
+        }
+        return nil
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingWhitespace() -> Substring {
+        drop { $0 == " " || $0 == "\t" }.prefix { !($0 == " " || $0 == "\t" || $0 == "\n") }
+    }
+}
+
+extension Loop {
+    /// Receives the source's signals while the loop runs in `mode`. Any thread.
+    public func add(_ source: SignalSource, forMode mode: LoopMode) { add(source.source, forMode: mode) }
+    /// Removes the signal source from `mode`.
+    public func remove(_ source: SignalSource, forMode mode: LoopMode) { remove(source.source, forMode: mode) }
+}

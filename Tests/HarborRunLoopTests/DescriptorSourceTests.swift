@@ -1,0 +1,157 @@
+// Harbor — descriptor sources (RL18) and process sources (RL19) on a loop.
+import CHarborLinux
+import Glibc
+import HarborPorts
+@testable import HarborRunLoop
+import HarborTestSupport
+import Synchronization
+import Testing
+
+extension RunLoopTests {
+    @Suite struct DescriptorSourceTests {
+        @Test func RL18_aPipeWakesTheLoop_readableThenHangUp() {
+            expectNoDescriptorLeak {
+                let pipe = TestPipe()
+                onFreshThread {
+                    let loop = Loop.current
+                    let log = EventLog()
+                    let source = try! DescriptorSource(descriptor: pipe.read, events: [.readable, .hangUp]) { events in
+                        if events.contains(.readable) {
+                            let text = pipe.receive()
+                            if !text.isEmpty { log.append("read \(text)") }
+                        }
+                        if events.contains(.hangUp) { log.append("hang-up") }
+                    }
+                    loop.add(source, forMode: .default)
+                    // Another thread writes while the loop sleeps: the loop wakes by itself.
+                    let writer = Background { pipe.send("hello") }
+                    #expect(loop.run(mode: .default, timeout: .seconds(10), returnAfterSourceHandled: true) == .handledSource)
+                    writer.join()
+                    #expect(log.all == ["read hello"])
+                    // All writers gone: hang-up is reported.
+                    close(pipe.write)
+                    #expect(loop.run(mode: .default, timeout: .seconds(10), returnAfterSourceHandled: true) == .handledSource)
+                    #expect(log.all.last == "hang-up")
+                    source.invalidate()
+                    #expect(!loop.contains(source, inMode: .default))
+                    // With the only source gone the mode is empty.
+                    #expect(loop.run(mode: .default, timeout: .seconds(1), returnAfterSourceHandled: true) == .finished)
+                }
+                close(pipe.read)
+            }
+        }
+
+        @Test func RL18_writableInterestCanBeSwitchedOff() {
+            expectNoDescriptorLeak {
+                let pipe = TestPipe()
+                onFreshThread {
+                    let loop = Loop.current
+                    let calls = Atomic(0)
+                    let source = try! DescriptorSource(descriptor: pipe.write, events: .writable) { events in
+                        #expect(events.contains(.writable))
+                        calls.add(1, ordering: .relaxed)
+                    }
+                    loop.add(source, forMode: .default)
+                    // An empty pipe is writable: level-triggered, so once per pass.
+                    #expect(loop.run(mode: .default, timeout: .seconds(5), returnAfterSourceHandled: true) == .handledSource)
+                    #expect(calls.load(ordering: .relaxed) == 1)
+                    // Without the interest the loop sleeps until its deadline.
+                    source.setEvents([])
+                    #expect(source.events == [])
+                    #expect(loop.run(mode: .default, timeout: .milliseconds(50), returnAfterSourceHandled: true) == .timedOut)
+                    #expect(calls.load(ordering: .relaxed) == 1)
+                    source.setEvents(.writable)
+                    #expect(loop.run(mode: .default, timeout: .seconds(5), returnAfterSourceHandled: true) == .handledSource)
+                    #expect(calls.load(ordering: .relaxed) == 2)
+                    source.invalidate()
+                }
+                close(pipe.read)
+                close(pipe.write)
+            }
+        }
+
+        @Test func RL18_oneDescriptorInTwoModes_andClosesOnInvalidateWhenAsked() {
+            let before = openDescriptorCount()
+            onFreshThread {
+                let loop = Loop.current
+                let counter = eventfd(1, charbor_EFD_CLOEXEC)
+                let log = EventLog()
+                let source = try! DescriptorSource(descriptor: counter, events: .readable, closesOnInvalidate: true) { _ in
+                    var value: UInt64 = 0
+                    _ = read(counter, &value, 8)
+                    log.append("mode \(Loop.current.currentMode!.name)")
+                }
+                loop.add(source, forMode: .default)
+                loop.add(source, forMode: "tracking")
+                #expect(loop.run(mode: "tracking", timeout: .seconds(5), returnAfterSourceHandled: true) == .handledSource)
+                var one: UInt64 = 1
+                _ = write(counter, &one, 8)
+                #expect(loop.run(mode: .default, timeout: .seconds(5), returnAfterSourceHandled: true) == .handledSource)
+                #expect(log.all == ["mode tracking", "mode default"])
+                #expect(sourceErrorCode { _ = try DescriptorSource(descriptor: -1, events: .readable) { _ in } } == .invalidArgument)
+                source.invalidate()
+            }
+            // The source owned the eventfd: released with the source.
+            #expect(openDescriptorCount() == before)
+        }
+
+        @Test func RL19_aChildsExitIsASource_andTheChildIsReaped() throws {
+            expectNoDescriptorLeak {
+                onFreshThread {
+                    let loop = Loop.current
+                    let exits = Mutex<[ProcessExit.Status]>([])
+                    guard let quick = spawnChild(["/bin/sh", "-c", "exit 7"]),
+                          let sleeper = spawnChild(["/bin/sleep", "30"])
+                    else {
+                        Issue.record("cannot spawn")
+                        return
+                    }
+                    let first = try! ProcessSource(pid: quick) { exit in exits.withLock { $0.append(exit.status) } }
+                    let second = try! ProcessSource(pid: sleeper) { exit in exits.withLock { $0.append(exit.status) } }
+                    loop.add(first, forMode: .default)
+                    loop.add(second, forMode: .default)
+                    while first.isValid {
+                        _ = loop.run(mode: .default, timeout: .seconds(10), returnAfterSourceHandled: true)
+                    }
+                    #expect(exits.withLock { $0 } == [.exited(code: 7)])
+                    // Signalled through its pidfd; the loop reports how it died.
+                    try! second.sendSignal(SIGKILL)
+                    while second.isValid {
+                        _ = loop.run(mode: .default, timeout: .seconds(10), returnAfterSourceHandled: true)
+                    }
+                    #expect(exits.withLock { $0 } == [.exited(code: 7), .killed(signal: SIGKILL, coreDumped: false)])
+                    // Both were reaped by the sources: no zombie is left to wait for.
+                    var status: CInt = 0
+                    #expect(waitpid(quick, &status, WNOHANG) == -1)
+                    #expect(waitpid(sleeper, &status, WNOHANG) == -1)
+                    // A finished source leaves the loop: the mode is empty again.
+                    #expect(loop.run(mode: .default, timeout: .seconds(1), returnAfterSourceHandled: true) == .finished)
+                    #expect(sourceErrorCode { try second.sendSignal(SIGTERM) } != nil)
+                }
+            }
+            #expect(sourceErrorCode { _ = try ProcessSource(pid: 0x3FFF_FFF0) { _ in } } == .noSuchProcess)
+        }
+
+        @Test func RL19_signalSourceRefusesASignalSomeThreadDoesNotBlock() {
+            expectNoDescriptorLeak {
+                // SIGUSR2 is blocked on a fresh thread only, not in the others.
+                onFreshThread {
+                    var set = sigset_t()
+                    sigemptyset(&set)
+                    sigaddset(&set, SIGUSR2)
+                    pthread_sigmask(SIG_BLOCK, &set, nil)
+                    #expect(sourceErrorCode { _ = try SignalSource(signals: [SIGUSR2]) { _ in } } == .signalNotBlocked)
+                    #expect(sourceErrorCode { _ = try SignalSource(signals: [SIGKILL]) { _ in } } == .invalidArgument)
+                    do {
+                        _ = try SignalSource(signals: [SIGUSR2]) { _ in }
+                    } catch let error as SourceError {
+                        // The message says what to do.
+                        #expect(error.detail.contains("SignalSource.block"))
+                    } catch {
+                        Issue.record("unexpected \(error)")
+                    }
+                }
+            }
+        }
+    }
+}
