@@ -6,4 +6,6 @@ let registeredBenchmarks: [any RunnableBenchmark] = [
     RunLoopPerformRoundTrip(),
     LoopTimers(),
     IdleLoop(),
+    NestedPortRoundTrip(),
+    NestedTimerFire(),
 ]
