@@ -19,6 +19,9 @@ struct NestedPortRoundTrip: Benchmark {
             + "the client (main thread) sends and blocks in receive().",
         "loop-in-sd-event: the same loop and PortSource on the same thread, driven by sd-event "
             + "(LoopInsideSDEvent, SDEventLoop.runUntilExit()): sd-event sleeps, then runs one Harbor pass.",
+        "raw-alone, raw-in-host: the floor's ping-pong with the server's eventfd behind the epoll sets a "
+            + "Harbor port has (readiness set inside the mode's set), and with the host's set around them plus "
+            + "the nested pass's non-blocking epoll_wait: what the kernel alone charges for nesting.",
         "×loop-alone: the issue's ratio (target ≤ 1.2): pooled medians, and the per-round ratios.",
     ]
 
@@ -26,6 +29,8 @@ struct NestedPortRoundTrip: Benchmark {
         let server = try SharedServerThread(name: "bench-nest-server")
         return [
             EventfdPingPong(server: server),
+            RawNestedPingPong(inHost: false, server: server),
+            RawNestedPingPong(inHost: true, server: server),
             NestedPortServer(nested: false, server: server),
             NestedPortServer(nested: true, server: server),
         ]
