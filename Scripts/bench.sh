@@ -123,12 +123,12 @@ summarise() {
         for (i = 1; i <= count; i++) {
             if (!(order[i] in refname)) continue
             if (!header) {
-                printf "\n%-9s %-21s %-14s %23s %23s\n", "mode", "variant", "against",
+                printf "\n%-9s %-34s %-12s %23s %23s\n", "mode", "variant", "against",
                     "×ref: med min max", "round ×ref: med min max"
                 header = 1
             }
             split(order[i], k, SUBSEP)
-            printf "%-9s %-21s %-14s %23s %23s\n", k[1], k[2] "/" k[3], refname[order[i]],
+            printf "%-9s %-34s %-12s %23s %23s\n", k[1], k[2] "/" k[3], refname[order[i]],
                 stats(refs[order[i]]), stats(refrounds[order[i]])
         }
     }' "$results"
