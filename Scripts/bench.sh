@@ -102,6 +102,11 @@ summarise() {
         ratios[key] = ratios[key] " " field("ratio")
         rounds[key] = rounds[key] " " field("round_ratio")
         cpu[key] = cpu[key] " " field("cpu_us")
+        if (field("ref") != "") {
+            refname[key] = field("ref")
+            refs[key] = refs[key] " " field("ref_ratio")
+            refrounds[key] = refrounds[key] " " field("round_ref_ratio")
+        }
     }
     END {
         printf "%-9s %-21s %23s %23s %23s %7s\n", "mode", "variant",
@@ -113,6 +118,18 @@ summarise() {
             lastmode = k[1]
             printf "%-9s %-21s %23s %23s %23s %7s\n", k[1], k[3],
                 stats(medians[order[i]]), stats(ratios[order[i]]), stats(rounds[order[i]]), c[1]
+        }
+        header = 0
+        for (i = 1; i <= count; i++) {
+            if (!(order[i] in refname)) continue
+            if (!header) {
+                printf "\n%-9s %-34s %-12s %23s %23s\n", "mode", "variant", "against",
+                    "×ref: med min max", "round ×ref: med min max"
+                header = 1
+            }
+            split(order[i], k, SUBSEP)
+            printf "%-9s %-34s %-12s %23s %23s\n", k[1], k[2] "/" k[3], refname[order[i]],
+                stats(refs[order[i]]), stats(refrounds[order[i]])
         }
     }' "$results"
 }

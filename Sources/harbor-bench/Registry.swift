@@ -9,4 +9,6 @@ let registeredBenchmarks: [any RunnableBenchmark] = [
     DescriptorFlood(),
     AsyncPortAwait(),
     MainQueueRoundTrip(),
+    NestedPortRoundTrip(),
+    NestedTimerFire(),
 ]

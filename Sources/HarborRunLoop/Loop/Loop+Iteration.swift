@@ -17,7 +17,7 @@ extension Loop {
 
         // A stop sent while the loop was not running ends this run at once.
         if takeStopRequest() { return .stopped }
-        let timeoutIsZero = deadline.map { $0 <= MonotonicInstant.now.nanoseconds } ?? false
+        let timeoutIsZero = deadline.map { $0 == Loop.passedDeadline || $0 <= MonotonicInstant.now.nanoseconds } ?? false
 
         while true {
             // 1-2. Observers: timers, then sources, are about to be looked at.
@@ -62,7 +62,7 @@ extension Loop {
 
             // 9. Why to return, in CF's order of precedence.
             if handled && returnAfterSourceHandled { return .handledSource }
-            if let deadline, MonotonicInstant.now.nanoseconds >= deadline { return .timedOut }
+            if let deadline, deadline == Loop.passedDeadline || MonotonicInstant.now.nanoseconds >= deadline { return .timedOut }
             if takeStopRequest() { return .stopped }
             if state.withLock({ isEmpty(mode, $0) }) { return .finished }
         }

@@ -41,7 +41,9 @@ extension Loop {
     /// **CF equivalent:** `CFRunLoopRunInMode`.
     public func run(mode: LoopMode, timeout: Duration?, returnAfterSourceHandled: Bool) -> LoopRunResult {
         preconditionOnOwnThread("Loop.run")
-        let deadline = timeout.map { MonotonicInstant.now.adding($0).nanoseconds }
+        // A zero timeout (a host loop's non-blocking pass) needs no clock:
+        // `passedDeadline` is already past, whatever the time.
+        let deadline = timeout.map { $0 <= .zero ? Loop.passedDeadline : MonotonicInstant.now.adding($0).nanoseconds }
         return runSpecific(mode, deadline: deadline, returnAfterSourceHandled: returnAfterSourceHandled)
     }
 
@@ -70,6 +72,10 @@ extension Loop {
         state.withLock { _ = $0.modeStack.popLast() }
         return result
     }
+
+    /// The deadline of a zero-timeout run: before any clock reading, so the
+    /// run polls once and times out without reading the clock.
+    static let passedDeadline = Int64.min
 
     /// A mode is empty without sources, timers or blocks waiting for it.
     func isEmpty(_ mode: ModeState, _ state: borrowing LoopState) -> Bool {

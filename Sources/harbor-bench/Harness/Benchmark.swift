@@ -27,6 +27,10 @@ protocol Benchmark: RunnableBenchmark {
     var notes: [String] { get }
     /// Fresh variants for one process run. Exactly one should be the floor.
     func makeVariants() throws -> [any BenchmarkVariant]
+    /// A second variant to take ratios against, beside the floor (e.g. a
+    /// Harbor loop standing alone, when the question is what nesting it
+    /// costs); nil for none.
+    var reference: String? { get }
 }
 
 /// One way of doing a benchmark's work.
@@ -47,6 +51,8 @@ protocol BenchmarkVariant: AnyObject {
 }
 
 extension Benchmark {
+    var reference: String? { nil }
+
     func runAndReport(options: RunOptions, clockCost: Int64) throws {
         let results = try run(self, options: options)
         report(self, results, options: options, clockCost: clockCost)

@@ -36,6 +36,16 @@ func report(_ benchmark: any Benchmark, _ results: [VariantResult], options: Run
           + " (each round measures every variant back to back, so this one best survives a change of wake-up regime"
           + " mid-run);"
           + " CPU µs: process CPU time (all threads) per \(benchmark.unit), median over rounds.")
+    let reference = benchmark.reference.flatMap { name in results.first { $0.name == name } }
+    if let reference {
+        let referenceStats = Statistics(reference.samples)
+        for result in results where !result.isFloor && result.name != reference.name {
+            let ratios = referenceRatios(result, reference, referenceStats)
+            print("   \(result.name) ×\(reference.name): median " + formatFixed(ratios.median, decimals: 2)
+                  + ", p99 " + formatFixed(ratios.p99, decimals: 2) + ", per round " + formatFixed(ratios.round, decimals: 2)
+                  + " (" + formatFixed(ratios.low, decimals: 2) + "–" + formatFixed(ratios.high, decimals: 2) + ")")
+        }
+    }
     for note in benchmark.notes { print("   · " + note) }
     for result in results {
         let stats = Statistics(result.samples)
@@ -49,9 +59,27 @@ func report(_ benchmark: any Benchmark, _ results: [VariantResult], options: Run
                 line += " round_ratio=\(formatFixed(medianOf(perRound), decimals: 2))"
             }
         }
+        if let reference, result.name != reference.name, !result.isFloor {
+            let ratios = referenceRatios(result, reference, Statistics(reference.samples))
+            line += " ref=\(reference.name) ref_ratio=\(formatFixed(ratios.median, decimals: 2))"
+            line += " p99_ref_ratio=\(formatFixed(ratios.p99, decimals: 2))"
+            line += " round_ref_ratio=\(formatFixed(ratios.round, decimals: 2))"
+        }
         print(line + " cpu_us=\(Statistics(result.roundCPU).median.microseconds) cpus=\(cpus)")
     }
     fflush(nil)  // every output stream: the report must precede the next run's progress
+}
+
+/// `result` against the benchmark's reference variant: pooled median and
+/// p99 ratios, and the median and range of the per-round median ratios.
+private func referenceRatios(
+    _ result: VariantResult, _ reference: VariantResult, _ referenceStats: Statistics
+) -> (median: Double, p99: Double, round: Double, low: Double, high: Double) {
+    let stats = Statistics(result.samples)
+    let perRound = zip(result.roundMedians, reference.roundMedians).map { Double($0) / Double(max($1, 1)) }
+    return (Double(stats.median) / Double(max(referenceStats.median, 1)),
+            Double(stats.p99) / Double(max(referenceStats.p99, 1)),
+            medianOf(perRound), perRound.min() ?? 0, perRound.max() ?? 0)
 }
 
 /// The CPUs this process may run on, as the kernel lists them ("0-1", "0").
