@@ -23,7 +23,7 @@ extension Loop: CustomStringConvertible {
                 lines.append("    \(name.name)\(mode.isCommon ? " (common)" : "") {")
                 lines.append("      sources0: [\(mode.sources.map(\.description).joined(separator: ", "))]")
                 lines.append("      sources1: [\(mode.ports.map(\.description).joined(separator: ", "))]")
-                let timers = mode.timers.timers.values.sorted { $0.fireDate < $1.fireDate }
+                let timers = mode.timers.all.sorted { $0.fireDate < $1.fireDate }
                 lines.append("      timers: [\(timers.map(\.description).joined(separator: ", "))]")
                 lines.append("      observers: [\(mode.observers.map(\.description).joined(separator: ", "))]")
                 lines.append("    }")

@@ -19,7 +19,8 @@ final class ModeState: @unchecked Sendable {
     var isCommon = false
     var sources: [LoopSource] = []
     var ports: [PortSource] = []
-    var timers = ModeTimers()
+    /// The mode's timers; the object is fixed, its contents change under the lock.
+    let timers: ModeTimers
     /// Sorted by `order`; equal orders keep the order they were added in.
     var observers: [LoopObserver] = []
     /// Union of the observers' activities: skips the observer pass cheaply.
@@ -32,6 +33,7 @@ final class ModeState: @unchecked Sendable {
     /// does when it cannot allocate a mode's port set or timer port.
     init(name: LoopMode, wakeDescriptor: CInt) {
         self.name = name
+        timers = ModeTimers(mode: name)
         do {
             epoll = try Epoll()
             timerDescriptor = try TimerDescriptor()
