@@ -1,5 +1,6 @@
 // Harbor — the idle floor: one epoll_wait on a timerfd armed an hour away.
 import CHarborLinux
+import CoreFoundation  // timespec comes from CoreFoundation once Foundation is in the target
 import Glibc
 
 /// An epoll set holding one timerfd armed an hour ahead: what waiting costs
