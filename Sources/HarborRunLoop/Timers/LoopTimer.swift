@@ -40,8 +40,12 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
         var reschedules: UInt64 = 0
         /// The loop the timer is scheduled in (at most one). Set under that
         /// loop's lock when the timer joins its first mode, cleared under it
-        /// when the timer leaves its last one; nil means no placements.
-        weak var owner: Loop?
+        /// when the timer leaves its last one (or is invalidated, or the loop
+        /// is torn down); nil means no placements. Strong, unlike other
+        /// items' weak `Membership.loop`: a weak store and load cost a side
+        /// table's atomics per add and per invalidate, and the cycle it makes
+        /// (loop → mode → timer → loop) is always broken by one of those exits.
+        var owner: Loop?
         /// Added "for common": joins modes added to the common set later.
         var isCommon = false
     }
