@@ -1,31 +1,79 @@
-// Harbor — the pure parts: the timer heap and the waitset's slot table.
+// Harbor — the pure parts: the timer heaps and the waitset's slot table.
 @testable import HarborRunLoop
 import Testing
 
 extension RunLoopTests {
     @Suite struct PureTests {
-        @Test func indexedHeap_ordersByPriorityThenInsertion_andRemovesAnyKey() {
-            var heap = IndexedHeap<Int>()
-            for (key, priority) in [(1, 50), (2, 10), (3, 30), (4, 10), (5, 70)] {
-                heap.set(key, priority: Int64(priority))
-            }
-            #expect(heap.min?.key == 2)
-            heap.remove(2)
-            #expect(heap.min?.key == 4)
-            heap.set(5, priority: 1)
-            #expect(heap.min?.key == 5)
-            heap.set(5, priority: 100)
-            var order: [Int] = []
-            while let top = heap.min { order.append(top.key); heap.remove(top.key) }
-            #expect(order == [4, 3, 1, 5])
+        /// Drains `timers` at `now` the way `doTimers` does for one-shot timers.
+        private func popAll(_ timers: ModeTimers, now: Int64 = .max) -> [LoopTimer] {
+            var order: [LoopTimer] = []
+            while let next = timers.firstDue(at: now) { order.append(next); timers.park(next) }
+            return order
         }
 
-        @Test func indexedHeap_entriesUpTo_returnsExactlyTheDueOnes() {
-            var heap = IndexedHeap<Int>()
-            for key in 0..<1000 { heap.set(key, priority: Int64((key * 7919) % 1000)) }
-            let due = heap.entries(upTo: 99)
-            #expect(due.count == 100)
-            #expect(due.allSatisfy { $0.priority <= 99 })
+        @Test func modeTimers_ordersByFireDateThenInsertion_andRemovesAnyTimer() {
+            let timers = ModeTimers(mode: .default)
+            let made = (0..<5).map { _ in LoopTimer(after: .zero) { _ in } }
+            for (timer, fire) in zip(made, [50, 10, 30, 10, 70]) { timers.add(timer, fire: Int64(fire), tolerance: 0) }
+            #expect(timers.firstDue(at: .max) === made[1])
+            timers.remove(made[1])
+            #expect(timers.firstDue(at: .max) === made[3])
+            timers.schedule(made[4], fire: 1, tolerance: 0)
+            #expect(timers.firstDue(at: .max) === made[4])
+            timers.schedule(made[4], fire: 100, tolerance: 0)
+            #expect(timers.firstDue(at: 49) === made[3])
+            #expect(popAll(timers).map { ObjectIdentifier($0) } == [3, 2, 0, 4].map { ObjectIdentifier(made[$0]) })
+            #expect(timers.isEmpty)
+            for timer in made where timer !== made[1] { timers.remove(timer) }
+            #expect(made.allSatisfy { $0.placements.isEmpty })
+        }
+
+        @Test func modeTimers_hardDeadlineIsFireDatePlusToleranceAcrossBothKinds() {
+            let timers = ModeTimers(mode: .default)
+            let lenient = LoopTimer(after: .zero) { _ in }
+            let strict = LoopTimer(after: .zero) { _ in }
+            timers.add(lenient, fire: 20, tolerance: 100)
+            timers.add(strict, fire: 60, tolerance: 0)
+            #expect(timers.earliestFireDate == 20)
+            #expect(timers.earliestHardDeadline == 60)  // coalesced: the strict timer's date
+            timers.schedule(lenient, fire: 20, tolerance: 10)  // moves within the lenient heaps
+            #expect(timers.earliestHardDeadline == 30)
+            timers.schedule(lenient, fire: 20, tolerance: 0)   // lenient → strict
+            #expect(timers.earliestHardDeadline == 20)
+            timers.schedule(strict, fire: 5, tolerance: 1)     // strict → lenient
+            #expect(timers.earliestHardDeadline == 6)
+            #expect(timers.fireDate(of: strict) == 5)
+            timers.remove(strict)
+            #expect(timers.earliestHardDeadline == 20)
+            timers.remove(lenient)
+            #expect(timers.earliestHardDeadline == nil)
+        }
+
+        @Test func modeTimers_randomOperationsMatchASortedModel_inTwoModes() {
+            // Two modes share the timers, so each timer has two placements.
+            let first = ModeTimers(mode: .default), second = ModeTimers(mode: "tracking")
+            var generator = SplitMix(seed: 7)
+            let made = (0..<300).map { _ in LoopTimer(after: .zero) { _ in } }
+            var model: [ObjectIdentifier: (fire: Int64, hard: Int64)] = [:]
+            for _ in 0..<3000 {
+                let timer = made[Int(generator.next() % 300)]
+                let fire = Int64(generator.next() % 1000), tolerance = Int64(generator.next() % 3) * 50
+                if generator.next() % 4 == 0 {
+                    first.remove(timer); second.remove(timer); model[ObjectIdentifier(timer)] = nil
+                } else {
+                    first.add(timer, fire: fire, tolerance: tolerance); second.add(timer, fire: fire, tolerance: tolerance)
+                    model[ObjectIdentifier(timer)] = (fire, fire + tolerance)
+                }
+                for timers in [first, second] {
+                    #expect(timers.count == model.count)
+                    #expect(timers.earliestFireDate == model.values.map(\.fire).min())
+                    #expect(timers.earliestHardDeadline == model.values.map(\.hard).min())
+                }
+            }
+            let fires = popAll(first).map { model[ObjectIdentifier($0)]!.fire }
+            #expect(fires == fires.sorted())
+            for timer in made { first.remove(timer); second.remove(timer) }
+            #expect(second.isEmpty && made.allSatisfy { $0.placements.isEmpty })
         }
 
         @Test func slotTable_staleGenerationIsDropped() {
@@ -42,5 +90,18 @@ extension RunLoopTests {
             #expect(table.lookup(reused) === second)
             #expect(WaitToken(rawValue: reused.rawValue) == reused)
         }
+    }
+}
+
+/// A tiny seeded generator for repeatable random tests.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

@@ -26,7 +26,7 @@ extension Loop: CustomStringConvertible {
                 if !mode.descriptors.isEmpty {
                     lines.append("      descriptors: [\(mode.descriptors.map(\.description).joined(separator: ", "))]")
                 }
-                let timers = mode.timers.timers.values.sorted { $0.fireDate < $1.fireDate }
+                let timers = mode.timers.all.sorted { $0.fireDate < $1.fireDate }
                 lines.append("      timers: [\(timers.map(\.description).joined(separator: ", "))]")
                 lines.append("      observers: [\(mode.observers.map(\.description).joined(separator: ", "))]")
                 lines.append("    }")

@@ -14,7 +14,7 @@ extension Loop {
     /// Schedules a timer in `mode`. A timer belongs to one loop: adding it to
     /// a second loop is ignored (CF logs the same mistake and ignores it).
     /// Any thread. **CF equivalent:** `CFRunLoopAddTimer`, `-[NSRunLoop addTimer:forMode:]`.
-    public func add(_ timer: LoopTimer, forMode mode: LoopMode) { add(.timer(timer), to: mode) }
+    public func add(_ timer: LoopTimer, forMode mode: LoopMode) { addTimer(timer, to: mode) }
     /// Adds an observer to `mode`. Any thread. **CF equivalent:** `CFRunLoopAddObserver`.
     public func add(_ observer: LoopObserver, forMode mode: LoopMode) { add(.observer(observer), to: mode) }
 
@@ -24,7 +24,7 @@ extension Loop {
     /// Removes the port source from `mode` only. **CF equivalent:** `-[NSRunLoop removePort:forMode:]`.
     public func remove(_ source: PortSource, forMode mode: LoopMode) { remove(.port(source), from: mode) }
     /// Removes the timer from `mode` only; it stays valid. **CF equivalent:** `CFRunLoopRemoveTimer`.
-    public func remove(_ timer: LoopTimer, forMode mode: LoopMode) { remove(.timer(timer), from: mode) }
+    public func remove(_ timer: LoopTimer, forMode mode: LoopMode) { removeTimer(timer, from: mode) }
     /// Removes the observer from `mode` only. **CF equivalent:** `CFRunLoopRemoveObserver`.
     public func remove(_ observer: LoopObserver, forMode mode: LoopMode) { remove(.observer(observer), from: mode) }
 
@@ -33,7 +33,7 @@ extension Loop {
     /// Whether the port source is in `mode`.
     public func contains(_ source: PortSource, inMode mode: LoopMode) -> Bool { contains(.port(source), mode) }
     /// Whether the timer is in `mode`. **CF equivalent:** `CFRunLoopContainsTimer`.
-    public func contains(_ timer: LoopTimer, inMode mode: LoopMode) -> Bool { contains(.timer(timer), mode) }
+    public func contains(_ timer: LoopTimer, inMode mode: LoopMode) -> Bool { containsTimer(timer, mode) }
     /// Whether the observer is in `mode`. **CF equivalent:** `CFRunLoopContainsObserver`.
     public func contains(_ observer: LoopObserver, inMode mode: LoopMode) -> Bool { contains(.observer(observer), mode) }
 
@@ -115,24 +115,11 @@ extension Loop {
         return item.withMembership { $0.loop === self && $0.modes.contains(mode) }
     }
 
-    /// A timer's dates changed: move it in every mode's heaps; a sleeping
-    /// loop wakes to re-arm its timerfd.
-    func timerRescheduled(_ timer: LoopTimer) {
-        state.withLock { state in
-            let (modes, fire, tolerance, valid) = timer.state.withLock {
-                ($0.membership.modes, $0.fireDate, $0.tolerance, $0.valid)
-            }
-            guard valid else { return }
-            for name in modes {
-                state.modes[name]?.timers.schedule(timer, fire: fire, tolerance: tolerance)
-            }
-            state.wakeIfWaiting()
-        }
-    }
-
     // MARK: Per-mode insertion and extraction (loop lock held)
 
     private func insert(_ item: LoopItem, into mode: ModeState, state: inout LoopState) {
+        // Timers keep their own placements (Timers/Loop+Timers.swift).
+        if case .timer(let timer) = item { insertCommonTimer(timer, into: mode); return }
         let isNew = item.withMembership { $0.modes.insert(mode.name).inserted }
         guard isNew else { return }
         switch item {
@@ -155,9 +142,8 @@ extension Loop {
             }
             mode.ports.append(port)
             mode.ports.sort { $0.order < $1.order }
-        case .timer(let timer):
-            let (fire, tolerance) = timer.state.withLock { ($0.fireDate, $0.tolerance) }
-            mode.timers.schedule(timer, fire: fire, tolerance: tolerance)
+        case .timer:
+            break  // handled above
         case .observer(let observer):
             let index = mode.observers.firstIndex { $0.order > observer.order } ?? mode.observers.endIndex
             mode.observers.insert(observer, at: index)
@@ -168,6 +154,8 @@ extension Loop {
     }
 
     private func extract(_ item: LoopItem, from mode: ModeState, state: inout LoopState) {
+        // Timers never come here: their typed methods use Timers/Loop+Timers.swift.
+        if case .timer(let timer) = item { mode.timers.remove(timer); return }
         let (wasThere, nowNowhere) = item.withMembership { membership -> (Bool, Bool) in
             let removed = membership.modes.remove(mode.name) != nil
             return (removed, membership.modes.isEmpty && !membership.isCommon)
@@ -180,8 +168,8 @@ extension Loop {
             try? mode.epoll.remove(port.readinessDescriptor)
             mode.ports.removeAll { $0 === port }
             if nowNowhere, let token = port.token.withLock({ $0.take() }) { state.portSlots.remove(token) }
-        case .timer(let timer):
-            mode.timers.remove(timer)
+        case .timer:
+            break  // handled above
         case .observer(let observer):
             mode.observers.removeAll { $0 === observer }
             mode.recomputeObserverMask()

@@ -41,38 +41,33 @@ extension Loop {
 
     /// Fires every timer of the mode that is due (fire date ≤ now), earliest
     /// first. Repeating timers move to their next grid point before their
-    /// callout (skipping missed ticks); one-shot timers leave every heap and
-    /// are invalidated after it. Firing is not "handling a source".
+    /// callout (skipping missed ticks); one-shot timers leave every heap once,
+    /// here, and are invalidated after it. A timer invalidated or re-armed by
+    /// an earlier callout of the same pass is skipped (CF re-checks too).
+    /// Firing is not "handling a source".
     func doTimers(_ mode: ModeState) {
         mode.timerDescriptor.drain()
         let now = MonotonicInstant.now.nanoseconds
-        let due = state.withLock { state -> [(timer: LoopTimer, repeats: Bool, reschedules: UInt64)] in
+        let due = state.withLock { state -> [DueTimer] in
             mode.armedDeadline = nil
-            return mode.timers.due(at: now).map { timer in
-                let repeats = timer.advance(pastNow: now)
-                let (modes, fire, tolerance, reschedules) = timer.state.withLock {
-                    ($0.membership.modes, $0.fireDate, $0.tolerance, $0.reschedules)
-                }
-                for name in modes {
-                    guard let other = state.modes[name] else { continue }
-                    if repeats {
-                        other.timers.schedule(timer, fire: fire, tolerance: tolerance)
-                    } else {
-                        other.timers.remove(timer)
-                    }
-                }
-                return (timer, repeats, reschedules)
-            }
+            guard !state.terminated else { return [] }
+            return collectDueTimers(mode.timers, now: now)
         }
-        for entry in due where entry.timer.isValid {
-            Callout.timer(entry.timer)
-            let untouched = entry.timer.state.withLock { $0.reschedules } == entry.reschedules
+        for entry in due {
+            let timer = entry.timer
+            guard timer.state.withLock({ $0.valid && $0.reschedules == entry.reschedules }) else { continue }
+            Callout.timer(timer)
             if !entry.repeats {
                 // A one-shot timer is done, unless its handler re-armed it.
-                if untouched { entry.timer.invalidate() }
-            } else if untouched {
+                let done = timer.state.withLock { timerState -> Bool in
+                    guard timerState.valid, timerState.reschedules == entry.reschedules else { return false }
+                    timerState.valid = false
+                    return true
+                }
+                if done { detachTimer(timer) }
+            } else if timer.state.withLock({ $0.reschedules }) == entry.reschedules {
                 // Ticks that passed during a long callout are skipped too.
-                skipTicksMissedDuringCallout(entry.timer)
+                skipTicksMissedDuringCallout(timer)
             }
         }
     }
@@ -81,9 +76,14 @@ extension Loop {
         let now = MonotonicInstant.now.nanoseconds
         guard timer.state.withLock({ $0.valid && $0.fireDate <= now }) else { return }
         state.withLock { state in
-            _ = timer.advance(pastNow: now)
-            let (modes, fire, tolerance) = timer.state.withLock { ($0.membership.modes, $0.fireDate, $0.tolerance) }
-            for name in modes { state.modes[name]?.timers.schedule(timer, fire: fire, tolerance: tolerance) }
+            guard !state.terminated else { return }
+            let dates = timer.state.withLock { timerState -> (fire: Int64, tolerance: Int64)? in
+                guard timerState.valid, timerState.owner === self, timerState.advance(pastNow: now) else { return nil }
+                return (timerState.fireDate, timerState.tolerance)
+            }
+            guard let dates else { return }
+            let placements = timer.placements
+            placements.forEach { $0.schedule(timer, fire: dates.fire, tolerance: dates.tolerance) }
         }
     }
 

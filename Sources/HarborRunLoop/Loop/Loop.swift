@@ -145,7 +145,7 @@ public final class Loop: Sendable {
 extension ModeState {
     var allItems: [LoopItem] {
         sources.map { .source($0) } + ports.map { .port($0) }
-            + timers.timers.values.map { .timer($0) } + observers.map { .observer($0) }
+            + timers.all.map { .timer($0) } + observers.map { .observer($0) }
             + descriptors.map { .descriptor($0) }
     }
 }

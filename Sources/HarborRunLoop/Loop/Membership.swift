@@ -43,7 +43,22 @@ enum LoopItem {
         switch self {
         case .source(let item): item.membership.withLock { body(&$0) }
         case .port(let item): item.membership.withLock { body(&$0) }
-        case .timer(let item): item.state.withLock { body(&$0.membership) }
+        case .timer(let item):
+            // Timers keep no `Membership` (see Timers/TimerPlacements.swift);
+            // this synthesised one serves the loop's teardown, which resets
+            // it: leaving no mode drops the placements (no heap is touched —
+            // the modes are being released).
+            item.state.withLock { state in
+                var membership = Membership()
+                membership.loop = state.owner
+                membership.isCommon = state.isCommon
+                membership.modes = Set(item.placements.all.map(\.mode))
+                let result = body(&membership)
+                if membership.modes.isEmpty { item.placements.removeAll() }
+                state.isCommon = membership.isCommon
+                state.owner = membership.loop
+                return result
+            }
         case .observer(let item): item.membership.withLock { body(&$0) }
         case .descriptor(let item): item.membership.withLock { body(&$0) }
         }

@@ -24,7 +24,8 @@ final class ModeState: @unchecked Sendable {
     /// Whether libdispatch's main-queue eventfd is in this mode's waitset
     /// (main loop, common modes only; see Loop+Dispatch.swift).
     var watchesMainQueue = false
-    var timers = ModeTimers()
+    /// The mode's timers; the object is fixed, its contents change under the lock.
+    let timers: ModeTimers
     /// Sorted by `order`; equal orders keep the order they were added in.
     var observers: [LoopObserver] = []
     /// Union of the observers' activities: skips the observer pass cheaply.
@@ -37,6 +38,7 @@ final class ModeState: @unchecked Sendable {
     /// does when it cannot allocate a mode's port set or timer port.
     init(name: LoopMode, wakeDescriptor: CInt) {
         self.name = name
+        timers = ModeTimers(mode: name)
         do {
             epoll = try Epoll()
             timerDescriptor = try TimerDescriptor()

@@ -19,13 +19,17 @@ import Synchronization
 /// Dates are offsets from now (`Duration`) measured on `CLOCK_MONOTONIC`,
 /// the clock `timerfd` uses; ``timeUntilFire`` reads one back.
 ///
-/// **Cost:** adding, removing or rescheduling is O(log n) per mode; an idle
-/// loop with any number of timers holds one armed timerfd per mode and
-/// wakes only when the earliest is due.
+/// **Cost:** one allocation (the object). Adding, removing or rescheduling
+/// is O(log n) per mode, with no hashing: the timer keeps its own position
+/// in each mode's heap. An idle loop with any number of timers holds one
+/// armed timerfd per mode and wakes only when the earliest is due.
 /// **Thread safety:** every method, any thread; the handler runs on the
 /// loop's thread with no lock held.
 /// **CF equivalent:** `CFRunLoopTimerCreate`, `NSTimer`.
-public final class LoopTimer: Sendable, CustomStringConvertible {
+public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked: `state` is a Mutex; `placements` is read and written only
+    // under the lock of the loop in `state.owner` (see `TimerPlacements`).
+
     struct State {
         var fireDate: Int64
         var interval: Int64?
@@ -34,10 +38,24 @@ public final class LoopTimer: Sendable, CustomStringConvertible {
         /// Bumped by every reschedule, so a one-shot timer whose handler
         /// re-armed it is not invalidated after the callout.
         var reschedules: UInt64 = 0
-        var membership = Membership()
+        /// The loop the timer is scheduled in (at most one). Set under that
+        /// loop's lock when the timer joins its first mode, cleared under it
+        /// when the timer leaves its last one (or is invalidated, or the loop
+        /// is torn down); nil means no placements. Strong, unlike other
+        /// items' weak `Membership.loop`: a weak store and load cost a side
+        /// table's atomics per add and per invalidate, and the cycle it makes
+        /// (loop → mode → timer → loop) is always broken by one of those exits.
+        var owner: Loop?
+        /// Added "for common": joins modes added to the common set later.
+        var isCommon = false
     }
 
     let state: Mutex<State>
+    /// The modes the timer is in and its positions in their heaps. Guarded
+    /// by the owner loop's lock, not by `state`: the heaps write positions
+    /// while sifting, and taking each moved timer's lock there would cost
+    /// more than the move.
+    @exclusivity(unchecked) var placements = TimerPlacements()
     let handler: @Sendable (LoopTimer) -> Void
     let label: String
 
@@ -105,23 +123,17 @@ public final class LoopTimer: Sendable, CustomStringConvertible {
         let loop = state.withLock { state -> Loop? in
             guard state.valid else { return nil }
             state.valid = false
-            return state.membership.loop
+            return state.owner
         }
-        loop?.removeEverywhere(.timer(self))
+        loop?.detachTimer(self)
     }
 
-    private var loop: Loop? { state.withLock { $0.membership.loop } }
+    private var loop: Loop? { state.withLock { $0.owner } }
 
     /// Advances a repeating timer past `now` on its grid; returns false for a
     /// one-shot timer. Called under the loop's lock.
     func advance(pastNow now: Int64) -> Bool {
-        state.withLock { state in
-            guard let interval = state.interval else { return false }
-            // Skip every missed tick: the next date is the first grid point after now.
-            let missed = state.fireDate <= now ? (now - state.fireDate) / interval + 1 : 1
-            state.fireDate &+= missed &* interval
-            return true
-        }
+        state.withLock { $0.advance(pastNow: now) }
     }
 
     public var description: String {
@@ -132,5 +144,16 @@ public final class LoopTimer: Sendable, CustomStringConvertible {
         let next = Duration.nanoseconds(fire - now)
         return "LoopTimer(\(label), next fire in \(next), interval: \(interval.map { "\(Duration.nanoseconds($0))" } ?? "none"), "
             + "tolerance: \(Duration.nanoseconds(tolerance)), valid: \(valid))"
+    }
+}
+
+extension LoopTimer.State {
+    /// Moves a repeating timer's fire date to the first grid point after
+    /// `now` (skipping every missed tick); false for a one-shot timer.
+    mutating func advance(pastNow now: Int64) -> Bool {
+        guard let interval else { return false }
+        let missed = fireDate <= now ? (now - fireDate) / interval + 1 : 1
+        fireDate &+= missed &* interval
+        return true
     }
 }

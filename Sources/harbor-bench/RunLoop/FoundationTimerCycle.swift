@@ -7,7 +7,7 @@ struct FoundationTimerCycle: TimerCycle {
     let name = "foundation"
     let label = "Timer(fire:interval:repeats:block:) + RunLoop.add(_:forMode: .default); run(mode:before:); invalidate()"
 
-    func run(count: Int, spacing: Int64, deadline: Int64) -> TimerCycleResult {
+    func run(count: Int, spacing: Int64, order: TimerOrder, deadline: Int64) -> TimerCycleResult {
         var result = TimerCycleResult()
         let loop = RunLoop.current
         let counter = FireCounter()
@@ -24,7 +24,7 @@ struct FoundationTimerCycle: TimerCycle {
             let start = nowNanoseconds()
             let base = Date().timeIntervalSinceReferenceDate
             while added < count {
-                let fire = Date(timeIntervalSinceReferenceDate: base + Double(added) * spacingSeconds)
+                let fire = Date(timeIntervalSinceReferenceDate: base + Double(order.fireSlot(added)) * spacingSeconds)
                 let timer = Timer(fire: fire, interval: 0, repeats: false) { _ in counter.increment() }
                 loop.add(timer, forMode: .default)
                 timers.append(timer)
@@ -58,7 +58,7 @@ struct FoundationTimerCycle: TimerCycle {
         let addForCancel = measurePhase {
             let base = Date().timeIntervalSinceReferenceDate
             while added < count {
-                let fire = Date(timeIntervalSinceReferenceDate: base + Double(added) * spacingSeconds)
+                let fire = Date(timeIntervalSinceReferenceDate: base + Double(order.fireSlot(added)) * spacingSeconds)
                 let timer = Timer(fire: fire, interval: 0, repeats: false) { _ in counter.increment() }
                 loop.add(timer, forMode: .default)
                 timers.append(timer)
@@ -75,13 +75,13 @@ struct FoundationTimerCycle: TimerCycle {
         var cancelled = 0
         let cancel = measurePhase {
             while cancelled < count {
-                timers[cancelled].invalidate()
+                timers[order.cancelled(cancelled)].invalidate()
                 cancelled += 1
                 if cancelled & 1023 == 0 && nowNanoseconds() > deadline { break }
             }
         }
         guard cancelled == count else {
-            for timer in timers[cancelled...] { timer.invalidate() }
+            for timer in timers { timer.invalidate() }  // the rest (invalidating twice is harmless)
             result.gaveUp = "cancel: \(cancelled) of \(count) cancelled"
             return result
         }

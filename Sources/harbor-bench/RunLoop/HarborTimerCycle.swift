@@ -7,20 +7,20 @@ struct HarborTimerCycle: TimerCycle {
     let name = "harbor"
     let label = "LoopTimer(after:) + Loop.add(_:forMode: .default); loop.run(mode:timeout:); invalidate()"
 
-    func run(count: Int, spacing: Int64, deadline: Int64) -> TimerCycleResult {
+    func run(count: Int, spacing: Int64, order: TimerOrder, deadline: Int64) -> TimerCycleResult {
         var result = TimerCycleResult()
         let loop = Loop.current
         let counter = FireCounter()
         var timers: [LoopTimer] = []
         timers.reserveCapacity(count)
 
-        // Add: ascending, distinct fire dates `spacing` apart.
+        // Add: distinct fire dates `spacing` apart, in `order`.
         var lastFire: Int64 = 0
         var added = 0
         let add = measurePhase {
             let start = nowNanoseconds()
             while added < count {
-                let timer = LoopTimer(after: .nanoseconds(Int64(added) * spacing)) { _ in counter.increment() }
+                let timer = LoopTimer(after: .nanoseconds(order.fireSlot(added) * spacing)) { _ in counter.increment() }
                 loop.add(timer, forMode: .default)
                 timers.append(timer)
                 added += 1
@@ -52,11 +52,11 @@ struct HarborTimerCycle: TimerCycle {
         result.fire = fire
         timers.removeAll(keepingCapacity: true)  // untimed: releasing the fired timers
 
-        // Add again, then cancel all in the order they were added.
+        // Add again, then cancel all in `order`.
         added = 0
         let addForCancel = measurePhase {
             while added < count {
-                let timer = LoopTimer(after: .nanoseconds(Int64(added) * spacing)) { _ in counter.increment() }
+                let timer = LoopTimer(after: .nanoseconds(order.fireSlot(added) * spacing)) { _ in counter.increment() }
                 loop.add(timer, forMode: .default)
                 timers.append(timer)
                 added += 1
@@ -72,7 +72,7 @@ struct HarborTimerCycle: TimerCycle {
         var cancelled = 0
         let cancel = measurePhase {
             while cancelled < count {
-                timers[cancelled].invalidate()
+                timers[order.cancelled(cancelled)].invalidate()
                 cancelled += 1
                 if cancelled & 1023 == 0 && nowNanoseconds() > deadline { break }
             }

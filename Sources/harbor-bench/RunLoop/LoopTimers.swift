@@ -1,9 +1,11 @@
 // Harbor — benchmark: timers by the ten thousand to the million, added, fired and cancelled.
 import Glibc
 
-/// N one-shot timers with distinct, ascending near-future fire dates: add
-/// them all, fire them all, add N more and cancel them all; Harbor beside
-/// Foundation. Each cycle runs on a fresh thread with a fresh loop; cycles of
+/// N one-shot timers with distinct near-future fire dates: add them all,
+/// fire them all, add N more and cancel them all; Harbor beside Foundation.
+/// Two orders: `random` (the headline: fire dates added in a seeded random
+/// order, cancelled in another) and `ascending` (added in fire date order and
+/// cancelled in adding order: CF's best case). Each cycle runs on a fresh thread with a fresh loop; cycles of
 /// the two implementations alternate. Whole phases are timed, not single
 /// operations, so this benchmark reports itself instead of using the
 /// per-operation harness.
@@ -21,40 +23,58 @@ struct LoopTimers: RunnableBenchmark {
     static let spacing: Int64 = 1_000
     /// A cycle that is not done after this long is abandoned and reported so.
     static let budget: Int64 = 20_000_000_000
+    /// Seed of the random order (the same in every run).
+    static let seed: UInt64 = 0x4861_7262_6F72  // "Harbor"
 
     func runAndReport(options: RunOptions, clockCost: Int64) throws {
         let cycles: [any TimerCycle] = [HarborTimerCycle(), FoundationTimerCycle()]
         let onlyNames = options.only
         let selected = cycles.filter { onlyNames.isEmpty || $0.name == "harbor" || onlyNames.contains($0.name) }
-        var rows: [(size: String, results: [[TimerCycleResult]])] = []
+        // Every (size, order) pair, as (label, count, rounds, order).
+        var plan: [(size: String, count: Int, rounds: Int, order: TimerOrder)] = []
         for size in Self.sizes {
             let rounds = options.rounds.map { min($0, size.rounds) } ?? (options.quick ? size.quickRounds : size.rounds)
             guard rounds > 0 else { continue }
+            plan.append((size.label, size.count, rounds, .random(count: size.count, seed: Self.seed)))
+            plan.append((size.label, size.count, rounds, .ascending))
+        }
+        var rows: [Row] = []
+        for (label, count, rounds, order) in plan {
             var results = Array(repeating: [TimerCycleResult](), count: selected.count)
-            progress("\(name): \(size.label) timers, \(rounds) cycle(s) per implementation")
+            progress("\(name): \(label) timers, \(order.name), \(rounds) cycle(s) per implementation")
             for round in 0..<rounds {
-                var line = "  \(size.label) cycle \(round + 1)/\(rounds):"
+                var line = "  \(label) \(order.name) cycle \(round + 1)/\(rounds):"
                 for offset in 0..<selected.count {
                     let index = (round + offset) % selected.count
                     let cycle = selected[index]
-                    let count = size.count
                     let deadline = nowNanoseconds() + Self.budget
-                    let result = try onNewThread { cycle.run(count: count, spacing: Self.spacing, deadline: deadline) }
+                    let result = try onNewThread {
+                        cycle.run(count: count, spacing: Self.spacing, order: order, deadline: deadline)
+                    }
                     results[index].append(result)
                     line += " \(cycle.name) " + (result.total.map { formatMilliseconds($0.wall) + " ms" } ?? "gave up (\(result.gaveUp ?? "?"))")
                 }
                 progress(line)
             }
-            rows.append((size.label, results))
+            rows.append(Row(size: label, count: count, order: order.name, results: results))
         }
         report(selected, rows)
     }
 
-    private func report(_ cycles: [any TimerCycle], _ rows: [(size: String, results: [[TimerCycleResult]])]) {
+    private struct Row {
+        var size: String
+        var count: Int
+        var order: String
+        var results: [[TimerCycleResult]]
+    }
+
+    private func report(_ cycles: [any TimerCycle], _ rows: [Row]) {
         print("== \(name): \(summary)")
-        print("   one-shot timers, fire dates \(Self.spacing / 1000) µs apart, ascending; each cycle on a fresh thread;"
+        print("   one-shot timers, fire dates \(Self.spacing / 1000) µs apart; random: added in a seeded random order of fire"
+              + " dates and cancelled in another (the headline), ascending: added and cancelled in fire date order (CF's"
+              + " best case); each cycle on a fresh thread;"
               + " implementations alternate; budget \(Self.budget / 1_000_000_000) s per cycle; CPUs allowed: \(allowedCPUs())")
-        var header = "   " + pad("N", 6) + pad("phase", 16)
+        var header = "   " + pad("N", 6) + pad("order", 10) + pad("phase", 16)
         for cycle in cycles { header += pad(cycle.name + " ms", 15, right: true) }
         for cycle in cycles.dropFirst() { header += pad(cycle.name + "/harbor", 20, right: true) }
         print(header + pad("µs/timer", 30, right: true))
@@ -63,9 +83,9 @@ struct LoopTimers: RunnableBenchmark {
         ]
         var resultLines: [String] = []
         for row in rows {
-            let count = Self.sizes.first { $0.label == row.size }?.count ?? 1
+            let count = row.count
             for (phase, pick) in phases {
-                var line = "   " + pad(row.size, 6) + pad(phase, 16)
+                var line = "   " + pad(row.size, 6) + pad(row.order, 10) + pad(phase, 16)
                 let medians = row.results.map { cycleResults -> PhaseCost? in
                     let costs = cycleResults.compactMap(pick)
                     guard costs.count == cycleResults.count, !costs.isEmpty else { return nil }
@@ -89,7 +109,7 @@ struct LoopTimers: RunnableBenchmark {
                     } else if index > 0 {
                         line += pad(median == nil ? "> " + formatFixed(Double(Self.budget) / Double(reference?.wall ?? 1), decimals: 0) : "-", 20, right: true)
                     }
-                    let variant = "\(cycles[index].name)/\(row.size)/\(phase.replacingSpaces())"
+                    let variant = "\(cycles[index].name)/\(row.order)/\(row.size)/\(phase.replacingSpaces())"
                     if let median {
                         resultLines.append("RESULT bench=\(name) variant=\(variant) median_us=\(median.wall.microseconds)"
                             + " ratio=\(ratio) round_ratio=\(roundRatio) cpu_us=\(median.cpu.microseconds) cpus=\(allowedCPUs())")
@@ -106,8 +126,9 @@ struct LoopTimers: RunnableBenchmark {
               + " ratios in brackets); µs/timer: wall time per timer, same order as the columns.")
         for cycle in cycles { print("   · \(cycle.name): \(cycle.label)") }
         print("   · add includes making the timer object; fire starts once every fire date has passed (the wait is"
-              + " untimed) and ends when the last handler ran; cancel invalidates in the order of adding (CF's timer"
-              + " array finds each one at its front); releasing the timer objects is not timed.")
+              + " untimed) and ends when the last handler ran; cancel invalidates in the order's cancel order (ascending:"
+              + " the order of adding, so CF's timer array finds each one at its front); releasing the timer objects is"
+              + " not timed.")
         print("   · a cycle that exceeds the budget is abandoned: its row says \"gave up\" and its RESULT line carries"
               + " the budget as a lower bound.")
         for line in resultLines { print(line) }

@@ -32,10 +32,58 @@ protocol TimerCycle: Sendable {
     /// What it does, in a few words.
     var label: String { get }
     /// Adds `count` one-shot timers whose fire dates are `spacing` ns apart
-    /// (ascending, distinct), waits (untimed) until all are due, runs the
-    /// loop until all fired; then adds `count` more and invalidates them all
-    /// in the order they were added. Gives up at `deadline` (monotonic ns).
-    func run(count: Int, spacing: Int64, deadline: Int64) -> TimerCycleResult
+    /// (distinct; added in `order`'s fire order), waits (untimed) until all
+    /// are due, runs the loop until all fired; then adds `count` more the same
+    /// way and invalidates them all in `order`'s cancel order. Gives up at
+    /// `deadline` (monotonic ns).
+    func run(count: Int, spacing: Int64, order: TimerOrder, deadline: Int64) -> TimerCycleResult
+}
+
+/// In which order a cycle's timers are added and cancelled. Made once per
+/// size and shared by both implementations, so they do identical work.
+struct TimerOrder: Sendable {
+    /// `ascending` or `random`: a label for tables and RESULT lines.
+    let name: String
+    /// `fireSlot[i]`: the i-th timer added fires `fireSlot[i] · spacing`
+    /// after the phase starts; nil means `i` (ascending).
+    let fireSlots: [Int32]?
+    /// `cancelOrder[k]`: which timer (by adding position) is cancelled k-th;
+    /// nil means the adding order.
+    let cancelOrder: [Int32]?
+
+    @inline(__always) func fireSlot(_ index: Int) -> Int64 { Int64(fireSlots?[index] ?? Int32(index)) }
+    @inline(__always) func cancelled(_ step: Int) -> Int { cancelOrder.map { Int($0[step]) } ?? step }
+
+    /// Fire dates ascending in adding order, cancelled in adding order: CF's
+    /// best case (each insert appends, each invalidate finds its timer first).
+    static let ascending = TimerOrder(name: "ascending", fireSlots: nil, cancelOrder: nil)
+
+    /// Distinct fire dates added in a seeded random order, cancelled in
+    /// another seeded random order: what an application's timeouts look like.
+    static func random(count: Int, seed: UInt64) -> TimerOrder {
+        var generator = SeededGenerator(seed: seed)
+        return TimerOrder(name: "random", fireSlots: permutation(count, &generator),
+                          cancelOrder: permutation(count, &generator))
+    }
+
+    private static func permutation(_ count: Int, _ generator: inout SeededGenerator) -> [Int32] {
+        var values = (0..<count).map { Int32($0) }
+        values.shuffle(using: &generator)
+        return values
+    }
+}
+
+/// SplitMix64: a small seeded generator, so every run shuffles alike.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
 
 /// Counts timer callbacks; shared by the handlers of a cycle.

@@ -1,0 +1,162 @@
+// Harbor — a loop's timer bookkeeping: add, remove, reschedule, invalidate, collect the due ones.
+//
+// Timers skip the generic `LoopItem` paths of Loop+Items: they keep their
+// modes and heap positions in themselves (`LoopTimer.placements`, guarded by
+// the owner loop's lock), so none of these operations allocates or hashes.
+// Lock order as everywhere: the loop's lock, then the timer's.
+import HarborPorts
+import Synchronization
+
+/// A timer collected by `doTimers`, with what it looked like then.
+struct DueTimer {
+    let timer: LoopTimer
+    let repeats: Bool
+    /// The timer's reschedule count when collected: if it changed before or
+    /// during the callout, someone re-armed the timer.
+    let reschedules: UInt64
+}
+
+extension Loop {
+    /// Adds `timer` to `mode` (every common mode for `.common`). A timer
+    /// belongs to one loop: adding it to a second loop is ignored, as is
+    /// adding an invalid timer. Wakes the loop (after unlocking) if it sleeps,
+    /// so it re-arms its timerfd.
+    func addTimer(_ timer: LoopTimer, to mode: LoopMode) {
+        let wake = state.withLock { state -> WakeUpCounter? in
+            guard !state.terminated else { return nil }
+            let claim = timer.state.withLock { timerState -> (fire: Int64, tolerance: Int64, wasCommon: Bool)? in
+                guard timerState.valid else { return nil }
+                if let other = timerState.owner, other !== self { return nil }
+                timerState.owner = self
+                let wasCommon = timerState.isCommon
+                if mode == .common { timerState.isCommon = true }
+                return (timerState.fireDate, timerState.tolerance, wasCommon)
+            }
+            guard let claim else { return nil }
+            if mode == .common {
+                if !claim.wasCommon { state.commonItems.append(.timer(timer)) }
+                for name in state.commonModes {
+                    state.mode(name).timers.add(timer, fire: claim.fire, tolerance: claim.tolerance)
+                }
+            } else {
+                state.mode(mode).timers.add(timer, fire: claim.fire, tolerance: claim.tolerance)
+            }
+            return state.wakeUpIfWaiting()
+        }
+        wake?.counter.signal()  // after unlocking: see `LoopState.wakeUpIfWaiting`
+    }
+
+    /// Removes `timer` from `mode` only (`.common`: from the common set's
+    /// modes, and it stops joining new common modes). It stays valid.
+    func removeTimer(_ timer: LoopTimer, from mode: LoopMode) {
+        let wake = state.withLock { state -> WakeUpCounter? in
+            guard !state.terminated else { return nil }
+            let wasCommon = timer.state.withLock { timerState -> Bool? in
+                guard timerState.owner === self else { return nil }
+                let wasCommon = timerState.isCommon
+                if mode == .common { timerState.isCommon = false }
+                return wasCommon
+            }
+            guard let wasCommon else { return nil }
+            if mode == .common {
+                if wasCommon { state.commonItems.removeAll { $0.identity == ObjectIdentifier(timer) } }
+                for name in state.commonModes { state.modes[name]?.timers.remove(timer) }
+            } else {
+                state.modes[mode]?.timers.remove(timer)
+            }
+            if timer.placements.isEmpty {
+                // In no mode and not common: free to join another loop.
+                timer.state.withLock { if !$0.isCommon { $0.owner = nil } }
+            }
+            return state.wakeUpIfWaiting()
+        }
+        wake?.counter.signal()
+    }
+
+    /// Removes an invalidated timer from every mode and from the common items.
+    func detachTimer(_ timer: LoopTimer) {
+        let wake = state.withLock { state -> WakeUpCounter? in
+            guard !state.terminated else { return nil }
+            let wasCommon = timer.state.withLock { timerState -> Bool? in
+                guard timerState.owner === self else { return nil }
+                defer { timerState.isCommon = false }
+                return timerState.isCommon
+            }
+            guard let wasCommon else { return nil }
+            if wasCommon { state.commonItems.removeAll { $0.identity == ObjectIdentifier(timer) } }
+            let placements = timer.placements  // a copy: removing rewrites the timer's
+            placements.forEach { $0.remove(timer) }
+            // Owner cleared last, once no placement is left.
+            timer.state.withLock { $0.owner = nil }
+            return state.wakeUpIfWaiting()
+        }
+        wake?.counter.signal()
+    }
+
+    /// Whether `timer` is in `mode` of this loop (`.common`: added for common).
+    func containsTimer(_ timer: LoopTimer, _ mode: LoopMode) -> Bool {
+        state.withLock { state in
+            guard !state.terminated else { return false }
+            let (mine, isCommon) = timer.state.withLock { ($0.owner === self, $0.isCommon) }
+            guard mine else { return false }
+            if mode == .common { return isCommon }
+            guard let modeState = state.modes[mode] else { return false }
+            return timer.placements.placement(in: modeState.timers) != nil
+        }
+    }
+
+    /// A timer's dates changed: move it in every mode's heaps (re-inserting
+    /// a fired one-shot timer whose handler re-armed it); a sleeping loop
+    /// wakes to re-arm its timerfd.
+    func timerRescheduled(_ timer: LoopTimer) {
+        let wake = state.withLock { state -> WakeUpCounter? in
+            guard !state.terminated else { return nil }
+            let dates = timer.state.withLock { timerState -> (fire: Int64, tolerance: Int64)? in
+                guard timerState.valid, timerState.owner === self else { return nil }
+                return (timerState.fireDate, timerState.tolerance)
+            }
+            guard let dates else { return nil }
+            let placements = timer.placements
+            placements.forEach { $0.schedule(timer, fire: dates.fire, tolerance: dates.tolerance) }
+            return state.wakeUpIfWaiting()
+        }
+        wake?.counter.signal()
+    }
+
+    /// Adds a common timer to a mode that just joined the common set.
+    /// Loop lock held.
+    func insertCommonTimer(_ timer: LoopTimer, into mode: ModeState) {
+        let dates = timer.state.withLock { timerState -> (fire: Int64, tolerance: Int64)? in
+            guard timerState.valid, timerState.owner === self else { return nil }
+            return (timerState.fireDate, timerState.tolerance)
+        }
+        guard let dates else { return }
+        mode.timers.add(timer, fire: dates.fire, tolerance: dates.tolerance)
+    }
+
+    /// Takes the timers of `timers` that are due at `now`, earliest first.
+    /// A repeating timer moves to its next grid point in every mode; a
+    /// one-shot timer leaves every heap but stays a member (it is invalidated
+    /// after its callout, or re-armed by its handler). Each due timer costs
+    /// O(log n) per mode it is in. Loop lock held.
+    func collectDueTimers(_ timers: ModeTimers, now: Int64) -> [DueTimer] {
+        var due: [DueTimer] = []
+        while let timer = timers.firstDue(at: now) {
+            let (firing, repeats, fire, tolerance, reschedules) = timer.state.withLock { timerState in
+                // A setFireDate still on its way here (it waits for our lock)
+                // has already moved the date: never fire early, follow it.
+                let firing = timerState.fireDate <= now
+                let repeats = firing && timerState.advance(pastNow: now)
+                return (firing, repeats, timerState.fireDate, timerState.tolerance, timerState.reschedules)
+            }
+            let placements = timer.placements
+            if !firing || repeats {
+                placements.forEach { $0.schedule(timer, fire: fire, tolerance: tolerance) }
+            } else {
+                placements.forEach { $0.park(timer) }
+            }
+            if firing { due.append(DueTimer(timer: timer, repeats: repeats, reschedules: reschedules)) }
+        }
+        return due
+    }
+}
