@@ -2,9 +2,17 @@
 # provides E (run inside the namespaces), prop UNIT PROPERTY, ok, bad, note,
 # ms, $repo and $SD). Every wait is bounded.
 
-# The look-up that activates harbord, and the debug way to wedge its loop.
+# The look-up that activates harbord (of a name nobody holds: `harbor`
+# exits 2, "no such name", which only harbord can say), and the debug way to
+# wedge its loop (Docs/harbord.md).
 lookup_name=org.harbor.sdtest.nobody
-lookup() { E timeout 20 harbor lookup "$lookup_name" 2>&1; }
+watch_name=org.harbor.sdtest.watched
+lookup() {
+    local out status
+    out=$(E timeout 20 harbor lookup "$lookup_name" 2>&1)
+    status=$?
+    echo "$out (exit $status)"
+}
 wedge() { E timeout 10 systemctl kill --kill-who=main --signal=SIGUSR1 harbord.service; }
 
 # wait_until SECONDS COMMAND...: polls COMMAND every 0.1 s until it succeeds.
@@ -32,13 +40,14 @@ in_order() {
     done < <(manager_log)
     return 1
 }
-# answered OUTPUT: the client reached harbord (whatever the answer to the name).
-answered() { [[ -n $1 && $1 != *"No such file"* && $1 != *"onnection refused"* && $1 != *"imed out"* ]]; }
+# answered OUTPUT: harbord answered the look-up (exit 2: no such name).
+answered() { [[ $1 == *"(exit 2)" ]]; }
+status_has() { [[ $(prop harbord.service StatusText) == *"$1"* ]]; }
 manager_says() { manager_log | grep -qE -- "$1"; }
 notification() { echo "^harbord\.service: Got notification message from PID $1 \(.*$2"; }
 
 run_checks() {
-    local pid='' pid2='' status1='' status2='' w1=0 w2=0 w3=0 out='' mode='' t_socket=0 t_exec=0 t_active=0
+    local pid='' pid2='' status1='' status2='' status3='' w1=0 w2=0 w3=0 out='' mode='' t_socket=0 t_exec=0 t_active=0
 
     # --- install the shipped units, as an administrator would ---
     if E sh -c 'install -m 0644 /usr/local/share/harbor/systemd/harbord.socket \
@@ -101,13 +110,25 @@ run_checks() {
     fi
 
     # --- its status text and watchdog timestamps move ---
+    # A name checked in by `harbor watch` and pinged by `harbor ping`: a
+    # round trip through the activated harbord that moves its STATUS= text.
     status1=$(prop harbord.service StatusText)
-    out=$(lookup)
-    if [[ -n $status1 ]] && wait_until 5 prop_differs harbord.service StatusText "$status1"; then
-        status2=$(prop harbord.service StatusText)
-        ok "StatusText moves: \"$status1\" -> \"$status2\""
+    E timeout 20 harbor watch "$watch_name" --count 1 --idle 15 >"$work/watch.out" 2>&1 &
+    local watcher=$!
+    wait_until 10 status_has "serving 1 names" && status2=$(prop harbord.service StatusText)
+    out=$(E timeout 20 harbor ping "$watch_name" --count 1 2>&1)
+    wait "$watcher"
+    note "harbor watch: $(tr '\n' '|' <"$work/watch.out")"
+    if [[ $out == *"reply from $watch_name: seq"* ]]; then
+        ok "harbor ping $watch_name answered by harbor watch through harbord"
     else
-        bad "StatusText did not change after a second look-up: \"$status1\""
+        bad "harbor ping $watch_name: $out"
+    fi
+    if [[ $status1 == "serving 0 names"* && -n $status2 ]] && wait_until 10 status_has "serving 0 names"; then
+        status3=$(prop harbord.service StatusText)
+        ok "StatusText moves: \"$status1\" -> \"$status2\" -> \"$status3\""
+    else
+        bad "StatusText did not move as names came and went: \"$status1\" -> \"$status2\""
     fi
     if [[ $(prop harbord.service WatchdogUSec) == 5s ]]; then
         ok "watchdog on: WatchdogUSec=5s"
