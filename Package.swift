@@ -20,10 +20,17 @@ let package = Package(
         .library(name: "HarborSystemd", targets: ["HarborSystemd"]),
         .executable(name: "harbor-demo", targets: ["harbor-demo"]),
         .executable(name: "harbor-seeds", targets: ["harbor-seeds"]),
+        .library(name: "HarborBootstrap", targets: ["HarborBootstrap"]),
+        .executable(name: "harbord", targets: ["harbord"]),
+        .executable(name: "harbor", targets: ["harbor"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // The name server, its daemon and the CLI (HarborBootstrap, harbord, harbor).
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // Layer 0: the C shim. No logic, only what Glibc does not import.
@@ -70,10 +77,37 @@ let package = Package(
             dependencies: ["HarborPorts", "HarborRunLoop", "HarborSystemd"],
             swiftSettings: strict
         ),
+        // Layer 5: the bootstrap name server's protocol, client and server logic (P10).
+        .target(
+            name: "HarborBootstrap",
+            dependencies: ["HarborPorts", "HarborRunLoop", "CHarborLinux"],
+            swiftSettings: strict
+        ),
+        // The name server daemon (S04): HarborBootstrap's server under systemd.
+        .executableTarget(
+            name: "harbord",
+            dependencies: [
+                "HarborBootstrap", "HarborRunLoop", "HarborSystemd", "CHarborLinux",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        // The command-line tool: lookup, list, send, ping, watch.
+        .executableTarget(
+            name: "harbor",
+            dependencies: [
+                "HarborBootstrap", "HarborPorts",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
         // Harbor's main job, run by the README's first command.
         .executableTarget(
             name: "harbor-demo",
-            dependencies: ["Harbor"],
+            dependencies: ["Harbor", "HarborBootstrap"],
             swiftSettings: strict
         ),
         // The seed articles' experiments, runnable one by one.
@@ -105,7 +139,7 @@ let package = Package(
         // Kept out of every library product (Scripts/bench.sh runs it).
         .executableTarget(
             name: "harbor-bench",
-            dependencies: ["Harbor", "CHarborLinux", "CSystemd"],
+            dependencies: ["Harbor", "HarborBootstrap", "CHarborLinux", "CSystemd"],
             // Not `strict`: the benchmarks mix Foundation and Glibc, and with
             // MemberImportVisibility a clean build attributes Glibc's C structs
             // (timespec) to CoreFoundation in files that import only Glibc.
@@ -130,6 +164,11 @@ let package = Package(
         .testTarget(
             name: "HarborSystemdTests",
             dependencies: ["Harbor", "HarborSystemd", "HarborTestSupport", "CSystemd", "CHarborLinux", "harbor-notify-probe"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HarborBootstrapTests",
+            dependencies: ["HarborBootstrap", "Harbor", "HarborTestSupport", "CHarborLinux", "harbord", "harbor"],
             swiftSettings: strict
         ),
         .testTarget(

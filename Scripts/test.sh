@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Harbor — the whole test suite, from a fresh clone on a fresh machine:
-# installs what is missing, builds warning-free, runs every test.
+# installs what is missing, builds warning-free, runs every test, then
+# checks the shipped systemd units (lint, and harbord under a real systemd
+# booted in private namespaces: Docs/Systemd.md). The systemd steps skip,
+# saying why, only on a machine without systemd or without namespaces.
 #
 # Tests run one at a time (--no-parallel): several of them count this
 # process's open descriptors, which parallel tests would disturb.
@@ -19,4 +22,10 @@ if [[ $status -ne 0 ]]; then
     echo "test: FAILED (exit $status); the full log is .build/test.log" >&2
     exit "$status"
 fi
+echo "test: swift tests passed"
+
+echo "test: systemd unit lint (Scripts/systemd-test/lint.sh)"
+bash Scripts/systemd-test/lint.sh
+echo "test: harbord under a real systemd (Scripts/systemd-test/run.sh)"
+bash Scripts/systemd-test/run.sh
 echo "test: all passed"

@@ -118,45 +118,9 @@ extension Message {
         }
         let socket = SharedDescriptor(taking: number)
         do {
-            guard try waitUntilReadable(socket.rawValue, deadline: WaitDeadline(timeout: timeout)) else {
-                throw PortError(.timedOut, "no initial message arrived")
-            }
-        } catch let error as SystemError {
-            throw PortError(error, "waiting for the initial message")
-        } catch let error as PortError {
-            throw error
-        } catch {
-            preconditionFailure("unreachable")
-        }
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: WireFormat.maximumInlinePacket + 4096, alignment: 16)
-        let control = UnsafeMutableRawBufferPointer.allocate(byteCount: SeqPacketSocket.controlCapacity, alignment: 16)
-        defer { buffer.deallocate(); control.deallocate() }
-        let packet: ReceivedPacket
-        do {
-            guard let received = try SeqPacketSocket.receive(socket.rawValue, into: buffer, control: control),
-                  !received.isEndOfFile else {
-                throw PortError(.malformedMessage, "the parent closed the connection without a message")
-            }
-            packet = received
-        } catch let error as SystemError {
-            throw PortError(error, "receiving the initial message")
-        } catch let error as PortError {
-            throw error
-        } catch {
-            preconditionFailure("unreachable")
-        }
-        do {
-            guard case .message(let content) = try InboundPacket.decode(UnsafeRawBufferPointer(buffer), packet) else {
-                throw WireRejection(.unknownKind, "a wait packet")
-            }
-            return Message(content: content)
-        } catch let rejection as WireRejection {
-            WireRejections.record(rejection.reason)
-            throw PortError(.malformedMessage, "initial message: \(rejection)")
-        } catch let error as PortError {
-            throw error
-        } catch {
-            preconditionFailure("unreachable")
+            return try FirstMessage.receive(over: socket, timeout: timeout)
+        } catch where error.code == .deadName {
+            throw PortError(.malformedMessage, "the parent closed the connection without a message")
         }
     }
 }

@@ -1,0 +1,202 @@
+# Harbor — the checks of the real-systemd test (sourced by run.sh, which
+# provides E (run inside the namespaces), prop UNIT PROPERTY, ok, bad, note,
+# ms, $repo and $SD). Every wait is bounded.
+
+# The look-up that activates harbord (of a name nobody holds: `harbor`
+# exits 2, "no such name", which only harbord can say), and the debug way to
+# wedge its loop (Docs/harbord.md).
+lookup_name=org.harbor.sdtest.nobody
+watch_name=org.harbor.sdtest.watched
+lookup() {
+    local out status
+    out=$(E timeout 20 harbor lookup "$lookup_name" 2>&1)
+    status=$?
+    echo "$out (exit $status)"
+}
+wedge() { E timeout 10 systemctl kill --kill-who=main --signal=SIGUSR1 harbord.service; }
+
+# wait_until SECONDS COMMAND...: polls COMMAND every 0.1 s until it succeeds.
+wait_until() {
+    local deadline=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        ((SECONDS >= deadline)) && return 1
+        sleep 0.1
+    done
+}
+is_prop() { [[ $(prop "$1" "$2") == "$3" ]]; }
+prop_differs() { local now; now=$(prop "$1" "$2"); [[ -n $now && $now != "$3" ]]; }
+# The manager's own debug log about harbord.service, oldest first.
+manager_log() { E journalctl -q --no-pager -o cat _PID=1 --grep "^harbord\.(service|socket): " 2>/dev/null; }
+# in_order REGEX...: lines of manager_log match each extended regex, in this order.
+in_order() {
+    local line next=0
+    local -a patterns=("$@")
+    while IFS= read -r line; do
+        if [[ $line =~ ${patterns[next]} ]]; then
+            next=$((next + 1))
+            ((next == ${#patterns[@]})) && return 0
+        fi
+    done < <(manager_log)
+    return 1
+}
+# answered OUTPUT: harbord answered the look-up (exit 2: no such name).
+answered() { [[ $1 == *"(exit 2)" ]]; }
+status_has() { [[ $(prop harbord.service StatusText) == *"$1"* ]]; }
+manager_says() { manager_log | grep -qE -- "$1"; }
+notification() { echo "^harbord\.service: Got notification message from PID $1 \(.*$2"; }
+
+run_checks() {
+    local pid='' pid2='' status1='' status2='' status3='' w1=0 w2=0 w3=0 out='' mode='' t_socket=0 t_exec=0 t_active=0
+
+    # --- install the shipped units, as an administrator would ---
+    if E sh -c 'install -m 0644 /usr/local/share/harbor/systemd/harbord.socket \
+            /usr/local/share/harbor/systemd/harbord.service /etc/systemd/system/ &&
+            systemctl daemon-reload && timeout 20 systemctl enable --now harbord.socket' >/dev/null 2>&1 &&
+        cmp -s "$repo/Scripts/systemd/harbord.socket" "/proc/$SD/root/etc/systemd/system/harbord.socket" &&
+        cmp -s "$repo/Scripts/systemd/harbord.service" "/proc/$SD/root/etc/systemd/system/harbord.service"; then
+        ok "shipped units installed unmodified in /etc/systemd/system; systemctl enable --now harbord.socket"
+    else
+        bad "installing and enabling the shipped units failed"
+    fi
+    # pid 1's debug log records every state change and sd_notify message
+    E timeout 10 systemctl log-level debug
+
+    # --- the socket listens before the service starts ---
+    mode=$(E stat -c %A /run/harbor/bootstrap.sock 2>&1)
+    if is_prop harbord.socket SubState listening &&
+        [[ $(prop harbord.socket Listen) == "/run/harbor/bootstrap.sock (SequentialPacket)" && $mode == srw-rw-rw- ]]; then
+        ok "harbord.socket listening on /run/harbor/bootstrap.sock (SequentialPacket, $mode)"
+    else
+        bad "harbord.socket not listening: $(prop harbord.socket SubState) $(prop harbord.socket Listen) $mode"
+    fi
+    if is_prop harbord.service ActiveState inactive && is_prop harbord.service ExecMainStartTimestampMonotonic 0; then
+        ok "harbord.service not started before the first look-up"
+    else
+        bad "harbord.service started before any look-up: $(prop harbord.service ActiveState)"
+    fi
+
+    # --- a look-up activates it ---
+    out=$(lookup)
+    note "harbor lookup $lookup_name -> $out"
+    if wait_until 20 is_prop harbord.service SubState running; then
+        pid=$(prop harbord.service MainPID)
+        ok "the look-up activated harbord.service: active/running, MainPID $pid, after $(ms) ms"
+    else
+        pid=$(prop harbord.service MainPID)
+        bad "harbord.service did not become active/running after a look-up: $(prop harbord.service ActiveState)/$(prop harbord.service SubState)"
+    fi
+    if answered "$out" && manager_says "$(notification "$pid" READY=1)"; then
+        ok "the look-up got harbord's answer"
+    else
+        bad "the look-up got no answer from harbord: $out"
+    fi
+
+    # --- it becomes active only after readiness ---
+    t_socket=$(prop harbord.socket ActiveEnterTimestampMonotonic)
+    t_exec=$(prop harbord.service ExecMainStartTimestampMonotonic)
+    t_active=$(prop harbord.service ActiveEnterTimestampMonotonic)
+    if ((t_socket > 0 && t_socket < t_exec)); then
+        ok "socket listening $(((t_exec - t_socket) / 1000)) ms before harbord was started"
+    else
+        bad "socket not listening before the service started ($t_socket, $t_exec)"
+    fi
+    if [[ $(prop harbord.service Type) == notify ]] && ((t_exec > 0 && t_exec < t_active)) &&
+        in_order "^harbord\.service: Changed dead -> start$" "$(notification "$pid" READY=1)" \
+            "^harbord\.service: Changed start -> running$"; then
+        ok "active only after READY=1: start -> READY=1 from PID $pid -> running, $(((t_active - t_exec) / 1000)) ms after exec"
+    else
+        bad "readiness order not seen in pid 1's log (exec $t_exec, active $t_active)"
+    fi
+
+    # --- its status text and watchdog timestamps move ---
+    # A name checked in by `harbor watch` and pinged by `harbor ping`: a
+    # round trip through the activated harbord that moves its STATUS= text.
+    status1=$(prop harbord.service StatusText)
+    E timeout 20 harbor watch "$watch_name" --count 1 --idle 15 >"$work/watch.out" 2>&1 &
+    local watcher=$!
+    wait_until 10 status_has "serving 1 names" && status2=$(prop harbord.service StatusText)
+    out=$(E timeout 20 harbor ping "$watch_name" --count 1 2>&1)
+    wait "$watcher"
+    note "harbor watch: $(tr '\n' '|' <"$work/watch.out")"
+    if [[ $out == *"reply from $watch_name: seq"* ]]; then
+        ok "harbor ping $watch_name answered by harbor watch through harbord"
+    else
+        bad "harbor ping $watch_name: $out"
+    fi
+    if [[ $status1 == "serving 0 names"* && -n $status2 ]] && wait_until 10 status_has "serving 0 names"; then
+        status3=$(prop harbord.service StatusText)
+        ok "StatusText moves: \"$status1\" -> \"$status2\" -> \"$status3\""
+    else
+        bad "StatusText did not move as names came and went: \"$status1\" -> \"$status2\""
+    fi
+    if [[ $(prop harbord.service WatchdogUSec) == 5s ]]; then
+        ok "watchdog on: WatchdogUSec=5s"
+    else
+        bad "watchdog not on: WatchdogUSec=$(prop harbord.service WatchdogUSec)"
+    fi
+    w1=$(prop harbord.service WatchdogTimestampMonotonic)
+    if ((w1 > 0)) && wait_until 6 prop_differs harbord.service WatchdogTimestampMonotonic "$w1" &&
+        w2=$(prop harbord.service WatchdogTimestampMonotonic) &&
+        wait_until 6 prop_differs harbord.service WatchdogTimestampMonotonic "$w2"; then
+        w3=$(prop harbord.service WatchdogTimestampMonotonic)
+        ok "WATCHDOG=1 pings move WatchdogTimestampMonotonic: $w1 -> $w2 -> $w3 (+$(((w2 - w1) / 1000)) ms, +$(((w3 - w2) / 1000)) ms)"
+    else
+        bad "WatchdogTimestampMonotonic did not move: $w1"
+    fi
+    if is_prop harbord.service NRestarts 0 && is_prop harbord.service MainPID "$pid"; then
+        ok "no restart while harbord pings: NRestarts=0, same MainPID"
+    else
+        bad "harbord restarted while healthy: NRestarts=$(prop harbord.service NRestarts)"
+    fi
+
+    # --- a wedged loop is killed by the watchdog (and restarted) ---
+    # Back to info: at debug level pid 1 logs so much between connecting a
+    # service's stderr to journald and moving the child into the service's
+    # cgroup that journald files the stream under init.scope (a known
+    # journald race, systemd issue #2913), and `journalctl -u` misses it.
+    E timeout 10 systemctl log-level info
+    wedge
+    if wait_until 15 manager_says "^harbord\.service: Watchdog timeout \(limit 5s\)!" &&
+        wait_until 5 manager_says "^harbord\.service: Failed with result 'watchdog'\.$"; then
+        ok "wedged loop: watchdog timeout, harbord killed, Result=watchdog at $(ms) ms"
+        manager_log | grep -E "Watchdog timeout|Killing process $pid" | head -2 | sed 's/^/#   /'
+    else
+        bad "the wedged harbord was not killed by the watchdog"
+    fi
+    if wait_until 15 is_prop harbord.service NRestarts 1 && wait_until 15 is_prop harbord.service SubState running &&
+        pid2=$(prop harbord.service MainPID) && [[ $pid2 != "$pid" ]] && out=$(lookup; true) && answered "$out"; then
+        ok "Restart=on-failure: restarted as PID $pid2 (NRestarts=1) and answers again"
+    else
+        bad "harbord not restarted after the watchdog kill: NRestarts=$(prop harbord.service NRestarts)"
+    fi
+
+    pid2=$(prop harbord.service MainPID)
+
+    # --- logs a person can read in the journal ---
+    # what `journalctl -u harbord.service` shows of the restarted harbord
+    out=$(E journalctl -q --no-pager -o short -u harbord.service 2>&1 | grep -F "harbord[$pid2]: ")
+    if [[ -n $out && $out != *"blob data"* ]]; then
+        ok "journalctl -u harbord.service shows harbord's stderr as readable lines:"
+        printf '%s\n' "$out" | head -6 | sed 's/^[^]]*]: /#   /'
+    else
+        bad "journalctl -u harbord.service shows no readable lines of harbord[$pid2]"
+    fi
+
+    # --- SIGTERM stops it cleanly ---
+    E timeout 10 systemctl log-level debug
+    E timeout 20 systemctl stop harbord.service 2>/dev/null
+    if is_prop harbord.service ActiveState inactive && is_prop harbord.service Result success &&
+        [[ $(prop harbord.service ExecMainCode) == 1 && $(prop harbord.service ExecMainStatus) == 0 ]] &&
+        manager_says "$(notification "$pid2" STOPPING=1)" &&
+        ! manager_says "Killing process $pid2 .* with signal SIGKILL"; then
+        ok "systemctl stop: SIGTERM -> STOPPING=1 -> exit 0, Result=success, no SIGKILL"
+    else
+        bad "harbord did not stop cleanly: $(prop harbord.service Result) code=$(prop harbord.service ExecMainCode) status=$(prop harbord.service ExecMainStatus)"
+    fi
+    if is_prop harbord.socket SubState listening; then
+        ok "harbord.socket still listening after the stop (the next look-up starts harbord again)"
+    else
+        bad "harbord.socket not listening after the stop"
+    fi
+}

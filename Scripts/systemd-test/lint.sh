@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Harbor — lint of the shipped unit files (Scripts/systemd/*.socket,
+# *.service): `systemd-analyze verify` must print nothing at all. Its exit
+# status is not enough: unknown keys and bad values only warn, with exit 0.
+#
+#   bash Scripts/systemd-test/lint.sh       (as root; Scripts/test.sh runs it)
+#
+# verify wants each ExecStart= binary where the unit says
+# (/usr/local/bin/harbord) and writes /run/systemd/systemd-units-load, so
+# it runs in a private mount namespace: a tmpfs /run and a throw-away
+# overlay on /usr/local holding the built harbord (HARBORD_BIN, default
+# .build/debug/harbord). The host is not touched. Skips (exit 0, says why)
+# only without systemd-analyze or without mount namespaces.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+HARBORD_BIN=${HARBORD_BIN:-$repo/.build/debug/harbord}
+
+command -v systemd-analyze >/dev/null || { echo "unit lint: SKIPPED: no systemd-analyze (install the systemd package)"; exit 0; }
+unshare --mount true 2>/dev/null || { echo "unit lint: SKIPPED: cannot create a mount namespace here (needs root)"; exit 0; }
+[[ -x $HARBORD_BIN ]] || { echo "unit lint: FAILED: no harbord binary at $HARBORD_BIN (run swift build first)" >&2; exit 1; }
+
+units=("$repo"/Scripts/systemd/*.socket "$repo"/Scripts/systemd/*.service)
+stage=$(mktemp -d "${TMPDIR:-/tmp}/harbor-lint.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/upper/bin" "$stage/work" "$stage/units"
+cp "$HARBORD_BIN" "$stage/upper/bin/harbord"
+cp "${units[@]}" "$stage/units/"
+
+set +e
+output=$(HSD_STAGE=$stage unshare --mount -- /bin/sh -c '
+    mount -n --make-rprivate / &&
+    mount -n -t overlay overlay -o "lowerdir=/usr/local,upperdir=$HSD_STAGE/upper,workdir=$HSD_STAGE/work" /usr/local &&
+    mount -n -t tmpfs -o mode=0755 tmpfs /run &&
+    cd "$HSD_STAGE/units" && exec systemd-analyze verify ./*' 2>&1)
+status=$?
+set -e
+names=$(cd "$stage/units" && echo *)
+if [[ $status -ne 0 || -n $output ]]; then
+    printf '%s\n' "$output" >&2
+    echo "unit lint: FAILED: systemd-analyze verify $names (exit $status, output above)" >&2
+    exit 1
+fi
+echo "unit lint: systemd-analyze verify $names: no output, exit 0"

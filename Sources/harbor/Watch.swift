@@ -1,0 +1,69 @@
+// Harbor — `harbor watch`: check a name in and print what arrives.
+import ArgumentParser
+import Glibc
+import HarborBootstrap
+import HarborPorts
+
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Check a name in and print each message that arrives at it.",
+        discussion: """
+            Takes the name's receive right, so messages sent before the watch started (to a declared \
+            name) are printed first. Answers pings (`harbor ping`). Stops after --count messages, or \
+            exits 4 if none arrives within --idle seconds; otherwise runs until interrupted.
+            """)
+
+    @Argument(help: "The service name to check in.") var name: String
+    @Option(name: [.short, .long], help: "Exit 0 after this many messages.") var count: Int?
+    @Option(name: .long, help: ArgumentHelp("Exit 4 if no message arrives for this many seconds.", valueName: "seconds"))
+    var idle: Double?
+    @OptionGroup var connection: ConnectionOptions
+
+    func validate() throws {
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if let idle, !(idle > 0 && idle <= 86_400) { throw ValidationError("--idle must be between 0 and 86400 seconds") }
+    }
+
+    func run() throws {
+        let client = try connection.connect()
+        let port: ReceiveRight
+        do { port = try client.checkIn(name) } catch { throw CommandFailure(error, name: name) }
+        let waiting = port.status.queuedMessages
+        say("watching \(name) (checked in" + (waiting > 0 ? ", \(waiting) message\(waiting == 1 ? "" : "s") waiting)" : ")"))
+        var received = 0
+        let idleLimit = idle.map { Duration.milliseconds(Int64($0 * 1000)) }
+        while count.map({ received < $0 }) ?? true {
+            var message: Message
+            do { message = try port.receive(timeout: idleLimit) } catch where error.code == .timedOut {
+                throw CommandFailure("\(name): no message for \(idle ?? 0) s", code: 4)
+            } catch {
+                throw CommandFailure(portFailure: error, name: name)
+            }
+            received += 1
+            say(line(for: message))
+            if message.id == bootstrapPingID && message.hasReplyRight {
+                try? message.reply(Message(id: bootstrapPingID, body: message.body), timeout: .zero)
+            }
+        }
+    }
+
+    private func line(for message: borrowing Message) -> String {
+        let sender = message.trailer.sender
+        var text = "id \(message.id == bootstrapPingID ? "PING" : String(message.id)) from pid \(sender.pid) uid \(sender.uid)"
+        let body = message.body
+        if !body.isEmpty {
+            if let string = String(validating: body, as: UTF8.self), string.unicodeScalars.allSatisfy({ $0.value >= 32 || $0 == "\t" }) {
+                text += ": \(string.debugDescription)"
+            } else {
+                text += ": \(body.count) bytes " + body.prefix(16).map { byte in
+                    (byte < 16 ? "0" : "") + String(byte, radix: 16)
+                }.joined() + (body.count > 16 ? "…" : "")
+            }
+        }
+        let rights = message.carriedRights.count
+        if rights > 0 { text += " (+\(rights) right\(rights == 1 ? "" : "s"))" }
+        if message.hasReplyRight { text += " (reply right)" }
+        return text
+    }
+}

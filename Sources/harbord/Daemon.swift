@@ -1,0 +1,90 @@
+// Harbor — harbord as a ServiceLifecycle service: the loop thread, sd_notify, graceful stop.
+import Glibc
+import HarborBootstrap
+import HarborRunLoop
+import HarborSystemd
+import Logging
+import ServiceLifecycle
+import Synchronization
+import UnixSignals
+
+/// Runs the name server on its own run-loop thread until graceful shutdown.
+///
+/// Start-up: the server starts on the loop, the watchdog timer joins the
+/// same loop (so a wedged loop stops the pings), then `READY=1` with the
+/// first `STATUS=`. Shutdown (SIGTERM/SIGINT through the service group):
+/// `STOPPING=1`, the server stops accepting and releases its ports, the
+/// loop thread is joined, and `run()` returns, so the process exits 0.
+struct Daemon: Service {
+    let server: BootstrapServer
+    let logger: Logger
+    let wedgeAfter: Duration?
+
+    func run() async throws {
+        let notifier = ServiceNotifier()
+        let worker = RunLoopThread(name: "harbord")
+        let logger = self.logger
+        let lastStatus = Mutex<String>("")
+        server.onChange = { summary in
+            let text = summary.description
+            let changed = lastStatus.withLock { last in
+                defer { last = text }
+                return last != text
+            }
+            if changed { _ = try? notifier.status(text) }
+        }
+        let server = self.server
+        let startError = Mutex<String?>(nil)
+        try? worker.performAndWait {
+            do {
+                try server.start(on: worker.loop)
+                if let timer = try notifier.startWatchdog(on: worker.loop) {
+                    logger.info("watchdog: pinging every \(Self.describe(timer.interval ?? .zero))")
+                }
+            } catch {
+                startError.withLock { $0 = "\(error)" }
+            }
+        }
+        if let problem = startError.withLock({ $0 }) {
+            logger.error("cannot start: \(problem)")
+            worker.stop()
+            throw StartupError(problem)
+        }
+        let summary = Mutex<String>("")
+        try? worker.performAndWait { summary.withLock { $0 = server.summary.description } }
+        _ = try? notifier.ready(status: summary.withLock { $0 })
+        logger.info("ready (\(summary.withLock { $0 }))")
+
+        if let wedgeAfter {
+            worker.loop.perform(after: wedgeAfter, inModes: [.default]) {
+                Self.wedge(logger)
+            }
+        }
+        // SIGUSR1 wedges the loop too (to test WatchdogSec=); the signal
+        // sequence lives until shutdown cancels the task.
+        let signals = await UnixSignalsSequence(trapping: .sigusr1)
+        let wedger = Task {
+            for await _ in signals { worker.loop.perform { Self.wedge(logger) } }
+        }
+
+        try? await gracefulShutdown()
+
+        wedger.cancel()
+        _ = try? notifier.stopping(status: "stopping")
+        logger.info("stopping (SIGTERM or SIGINT)")
+        try? worker.performAndWait { server.stop() }
+        worker.stop()
+        logger.info("stopped")
+    }
+
+    /// Blocks the calling (loop) thread for ever: no callout, no watchdog ping.
+    private static func wedge(_ logger: Logger) {
+        logger.warning("debug: wedging the run loop (watchdog pings stop)")
+        while true { sleep(3600) }
+    }
+
+    private static func describe(_ duration: Duration) -> String {
+        let ms = Int(duration / .milliseconds(1))
+        return ms >= 1000 && ms % 1000 == 0 ? "\(ms / 1000) s" : "\(ms) ms"
+    }
+}
