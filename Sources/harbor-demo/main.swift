@@ -5,6 +5,7 @@
 // The main thread sends requests, reads replies, and reports what happened
 // and how long a round trip took.
 import Dispatch
+import Glibc
 import Harbor
 
 /// Moves a receive right from the main thread to the server thread.
@@ -78,6 +79,19 @@ func runDemo(requests: Int) throws {
     print("  reply port: \(status.sequenceNumber) replies received, \(status.queuedMessages) left waiting")
 }
 
-try runDemo(requests: 20_000)
-try runLoopDemo()
-print("harbor-demo: done")
+// `harbor-demo` (or `threads`): ports between threads and a run loop.
+// `service NAME` / `client NAME`: the name-server demo Scripts/demo.sh runs.
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch (arguments.first, arguments.count) {
+case ("service", 2):
+    try runBootstrapService(name: arguments[1])
+case ("client", 2):
+    try runBootstrapClient(name: arguments[1], requests: 2_000)
+case (nil, _), ("threads", 1):
+    try runDemo(requests: 20_000)
+    try runLoopDemo()
+    print("harbor-demo: done")
+default:
+    print("usage: harbor-demo [threads | service NAME | client NAME]")
+    exit(64)
+}
