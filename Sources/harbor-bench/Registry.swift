@@ -3,4 +3,6 @@
 /// Every benchmark, in the order `harbor-bench all` runs them.
 let registeredBenchmarks: [any Benchmark] = [
     CrossThreadRoundTrip(),
+    BootstrapLookUp(),
+    BootstrapRequestReply(),
 ]
