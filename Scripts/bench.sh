@@ -46,6 +46,8 @@ fi
 scratch="${HARBOR_BENCH_SCRATCH:-.build}"
 echo "== building harbor-bench (release, scratch path $scratch)" >&2
 swift build -c release --product harbor-bench --scratch-path "$scratch" >&2
+# The bootstrap benchmarks start harbord and `harbor watch` from beside harbor-bench.
+for product in harbord harbor; do swift build -c release --product "$product" --scratch-path "$scratch" >&2; done
 binary="$(swift build -c release --scratch-path "$scratch" --show-bin-path)/harbor-bench"
 
 out="bench-results/$(date -u +%Y%m%dT%H%M%SZ)"

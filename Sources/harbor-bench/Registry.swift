@@ -11,4 +11,6 @@ let registeredBenchmarks: [any RunnableBenchmark] = [
     MainQueueRoundTrip(),
     NestedPortRoundTrip(),
     NestedTimerFire(),
+    BootstrapLookUp(),
+    BootstrapRequestReply(),
 ]

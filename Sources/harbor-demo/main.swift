@@ -5,6 +5,7 @@
 // The main thread sends requests, reads replies, and reports what happened
 // and how long a round trip took.
 import Dispatch
+import Glibc
 import Harbor
 
 /// Moves a receive right from the main thread to the server thread.
@@ -78,11 +79,25 @@ func runDemo(requests: Int) throws {
     print("  reply port: \(status.sequenceNumber) replies received, \(status.queuedMessages) left waiting")
 }
 
-// SIGTERM is handled by a signal source on the main loop (signalfd), which
-// needs the signal blocked in every thread: block it before any thread starts.
-try prepareSignalDemo()
-try runDemo(requests: 20_000)
-try runLoopDemo()
-try runAsyncDemoAndWait()
-try runSignalDemo()
-print("harbor-demo: done")
+// `harbor-demo` (or `threads`): ports between threads, a run loop on a
+// worker, an actor on a loop thread, and SIGTERM through a signal source.
+// `service NAME` / `client NAME`: the name-server demo Scripts/demo.sh runs.
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch (arguments.first, arguments.count) {
+case ("service", 2):
+    try runBootstrapService(name: arguments[1])
+case ("client", 2):
+    try runBootstrapClient(name: arguments[1], requests: 2_000)
+case (nil, _), ("threads", 1):
+    // SIGTERM is handled by a signal source on the main loop (signalfd), which
+    // needs the signal blocked in every thread: block it before any thread starts.
+    try prepareSignalDemo()
+    try runDemo(requests: 20_000)
+    try runLoopDemo()
+    try runAsyncDemoAndWait()
+    try runSignalDemo()
+    print("harbor-demo: done")
+default:
+    print("usage: harbor-demo [threads | service NAME | client NAME]")
+    exit(64)
+}

@@ -18,6 +18,8 @@ struct Watch: ParsableCommand {
     @Option(name: [.short, .long], help: "Exit 0 after this many messages.") var count: Int?
     @Option(name: .long, help: ArgumentHelp("Exit 4 if no message arrives for this many seconds.", valueName: "seconds"))
     var idle: Double?
+    @Flag(name: .long, help: "Print nothing per message (still answer pings): a quiet echo service.")
+    var quiet = false
     @OptionGroup var connection: ConnectionOptions
 
     func validate() throws {
@@ -41,7 +43,7 @@ struct Watch: ParsableCommand {
                 throw CommandFailure(portFailure: error, name: name)
             }
             received += 1
-            say(line(for: message))
+            if !quiet { say(line(for: message)) }
             if message.id == bootstrapPingID && message.hasReplyRight {
                 try? message.reply(Message(id: bootstrapPingID, body: message.body), timeout: .zero)
             }

@@ -177,10 +177,28 @@ final class HarbordProcess {
 
     /// Runs the `harbor` CLI against this server, as root or as `nobody`.
     func harbor(_ arguments: [String], asNobody: Bool = false) -> Child {
-        let command = [builtExecutable("harbor")] + arguments
+        // nobody may not be able to reach the build directory (under /root, say): run a copy.
+        let executable = asNobody ? nobodyCopy : builtExecutable("harbor")
+        let command = [executable] + arguments
         let prefix = asNobody ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
         return Child(prefix + command, environment: baseEnvironment() + ["HARBOR_BOOTSTRAP=\(socketPath)"])
     }
+
+    private lazy var nobodyCopy: String = {
+        let copy = directory.path + "/harbor"
+        let source = open(builtExecutable("harbor"), O_RDONLY | O_CLOEXEC)
+        let target = open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = read(source, &chunk, chunk.count)
+            if count <= 0 { break }
+            _ = chunk.withUnsafeBytes { write(target, $0.baseAddress, count) }
+        }
+        close(source)
+        close(target)
+        chmod(copy, 0o755)
+        return copy
+    }()
 
     /// A client in this process.
     func client() throws -> BootstrapClient { try BootstrapClient(socketPath: socketPath) }

@@ -1,0 +1,125 @@
+// Harbor — benchmarks through harbord: look-up latency (cold, cached) and request/reply found by name.
+import Harbor
+import HarborBootstrap
+
+/// Look-up latency through a real `harbord` process.
+struct BootstrapLookUp: Benchmark {
+    let name = "bootstrap-lookup"
+    let summary = "look a name up through harbord: new connection (cold) and open connection (cached)"
+    let unit = "look-up"
+    let iterations = (full: 200, quick: 50)
+    let notes = [
+        "floor: a 16-byte request and its echo over a SEQPACKET socket pair to another process (cat).",
+        "lookup-cold: connect to harbord's socket, receive the bootstrap right, look the name up (a new process's first look-up).",
+        "lookup-cached: look the name up again on an open connection: one request and one reply carrying a send right.",
+        "harbord and the echo service are separate processes (built beside harbor-bench).",
+    ]
+
+    func makeVariants() throws -> [any BenchmarkVariant] {
+        let fixture = try BootstrapFixture()
+        return [ProcessEchoFloor(), LookUpVariant(fixture, cold: true), LookUpVariant(fixture, cold: false)]
+    }
+}
+
+/// A request and its reply to a service in another process: found by name
+/// each time, or with the right already in hand.
+struct BootstrapRequestReply: Benchmark {
+    let name = "bootstrap-request-reply"
+    let summary = "request + reply to a service in another process, found by name vs right in hand"
+    let unit = "round trip"
+    let iterations = (full: 500, quick: 100)
+    let notes = [
+        "floor: a 16-byte request and its echo over a SEQPACKET socket pair to another process (cat).",
+        "by-name: look the service up through harbord (open connection), then request + reply with a send-once reply right.",
+        "right-in-hand: the same request + reply with the send right looked up once: harbord is not involved.",
+        "The service is `harbor watch bench.echo --quiet` (answers pings); the client is this process.",
+    ]
+
+    func makeVariants() throws -> [any BenchmarkVariant] {
+        let fixture = try BootstrapFixture()
+        return [ProcessEchoFloor(), RequestReplyVariant(fixture, byName: true), RequestReplyVariant(fixture, byName: false)]
+    }
+}
+
+final class LookUpVariant: BenchmarkVariant {
+    let name: String
+    let label: String
+    private let fixture: BootstrapFixture
+    private let cold: Bool
+    private var client: BootstrapClient?
+
+    init(_ fixture: BootstrapFixture, cold: Bool) {
+        self.fixture = fixture
+        self.cold = cold
+        name = cold ? "lookup-cold" : "lookup-cached"
+        label = cold ? "connect + bootstrap right + look-up" : "look-up on an open connection"
+    }
+
+    func start() throws {
+        do { client = try BootstrapClient(socketPath: fixture.socketPath) } catch { throw BenchmarkFailure("\(error)") }
+    }
+
+    func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
+        for index in 0..<(warmUp + iterations) {
+            let started = nowNanoseconds()
+            do {
+                let client = cold ? try BootstrapClient(socketPath: fixture.socketPath) : self.client!
+                _ = try client.lookUp(BootstrapFixture.serviceName)
+            } catch {
+                throw BenchmarkFailure("look-up: \(error)")
+            }
+            if index >= warmUp { samples.append(nowNanoseconds() - started) }
+        }
+    }
+
+    func stop() { client = nil }
+}
+
+final class RequestReplyVariant: BenchmarkVariant {
+    let name: String
+    let label: String
+    private let fixture: BootstrapFixture
+    private let byName: Bool
+    private var client: BootstrapClient?
+    private var service: SendRight?
+    private let replies = ReceiveRight()
+
+    init(_ fixture: BootstrapFixture, byName: Bool) {
+        self.fixture = fixture
+        self.byName = byName
+        name = byName ? "by-name" : "right-in-hand"
+        label = byName ? "look-up + request + reply" : "request + reply, right kept"
+    }
+
+    func start() throws {
+        do {
+            let client = try BootstrapClient(socketPath: fixture.socketPath)
+            self.client = client
+            service = try client.lookUp(BootstrapFixture.serviceName)
+        } catch {
+            throw BenchmarkFailure("\(error)")
+        }
+    }
+
+    func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
+        guard let client, let kept = service else { throw BenchmarkFailure("not started") }
+        for index in 0..<(warmUp + iterations) {
+            let started = nowNanoseconds()
+            do {
+                let target = byName ? try client.lookUp(BootstrapFixture.serviceName) : kept
+                var request = Message(id: bootstrapPingID)
+                request.setReplyRight(replies.makeSendOnceRight())
+                try target.send(request, timeout: .seconds(5))
+                _ = try replies.receive(timeout: .seconds(5))
+            } catch {
+                throw BenchmarkFailure("request/reply: \(error)")
+            }
+            if index >= warmUp { samples.append(nowNanoseconds() - started) }
+        }
+    }
+
+    func stop() {
+        service = nil
+        client = nil
+    }
+}
