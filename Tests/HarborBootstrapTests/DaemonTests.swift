@@ -13,7 +13,7 @@ extension BootstrapTests {
         /// SIGTERM sends STOPPING=1, removes its socket and exits 0.
         @Test func S04_harbordNotifiesReadyWatchdogAndStopsCleanlyOnSIGTERM() throws {
             let scratch = TemporaryDirectory()
-            let harness = NotifyHarness(in: scratch)
+            let harness = NotifyHarness()
             let socketPath = scratch.path + "/bootstrap.sock"
             let child = Child(
                 ["/bin/sh", "-c", "WATCHDOG_PID=$$ exec \"$0\" --socket \"$1\"", builtExecutable("harbord"), socketPath],
@@ -39,7 +39,7 @@ extension BootstrapTests {
         /// WatchdogSec= would kill and restart harbord).
         @Test func S04_aWedgedLoopStopsTheWatchdogPings() {
             let scratch = TemporaryDirectory()
-            let harness = NotifyHarness(in: scratch)
+            let harness = NotifyHarness()
             let child = Child(
                 ["/bin/sh", "-c", "WATCHDOG_PID=$$ exec \"$0\" --socket \"$1\" --debug-wedge-after 0.6",
                  builtExecutable("harbord"), scratch.path + "/bootstrap.sock"],
@@ -58,7 +58,7 @@ extension BootstrapTests {
         /// the passed socket and says READY=1.
         @Test func S04_socketActivatedHarbordServesThePassedSocket() throws {
             let scratch = TemporaryDirectory()
-            let harness = NotifyHarness(in: scratch)
+            let harness = NotifyHarness()
             let socketPath = scratch.path + "/activated.sock"
             let child = Child(
                 ["/usr/bin/systemd-socket-activate", "--seqpacket", "-l", socketPath, "--fdname=bootstrap",
