@@ -3,4 +3,6 @@
 /// Every benchmark, in the order `harbor-bench all` runs them.
 let registeredBenchmarks: [any Benchmark] = [
     CrossThreadRoundTrip(),
+    CrossProcessRoundTrip(size: 64),
+    CrossProcessRoundTrip(size: 4096),
 ]
