@@ -7,7 +7,8 @@ struct CrossProcessThroughput: Benchmark {
     let name = "cross-process-throughput"
     let summary = "one-way 64 B messages to another process (time per message; 1/this = messages per second)"
     let unit = "message"
-    let iterations = (full: 200, quick: 50)
+    let iterations = (full: 100, quick: 30)
+    var rounds: (full: Int, quick: Int)? { (20, 3) }
 
     let notes = [
         "Each sample: \(CrossProcessThroughput.batch) messages sent back to back, then one acknowledgement from the peer; "
