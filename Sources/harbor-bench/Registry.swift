@@ -13,4 +13,12 @@ let registeredBenchmarks: [any RunnableBenchmark] = [
     NestedTimerFire(),
     BootstrapLookUp(),
     BootstrapRequestReply(),
+    CrossProcessRoundTrip(size: 64),
+    CrossProcessRoundTrip(size: 4096),
+    CrossProcessThroughput(),
+    CrossProcessRights(),
+    CrossProcessPayload(size: 64 << 10),
+    CrossProcessPayload(size: 1 << 20),
+    CrossProcessPayload(size: 16 << 20),
+    CrossProcessPayload(size: 256 << 20),
 ]

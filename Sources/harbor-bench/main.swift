@@ -12,6 +12,8 @@ let usage = """
     """
 
 var arguments = Array(CommandLine.arguments.dropFirst())
+// The other process of the cross-process benchmarks (harbor-bench re-executed).
+if arguments.first == PeerLink.subcommand { runCrossProcessPeer(Array(arguments.dropFirst())) }
 var options = RunOptions()
 var names: [String] = []
 while !arguments.isEmpty {

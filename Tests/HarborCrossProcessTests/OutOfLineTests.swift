@@ -65,4 +65,24 @@ struct OutOfLineTests {
         #expect(inline.body == small && inline.regions.isEmpty)
         #expect(outOfLine.body.isEmpty && outOfLine.regions.first?.bytes == large)
     }
+
+    @Test func P08_aPayloadJustOverTheInlineLimitIsSentOutOfLine() throws {
+        try expectNoDescriptorLeak {
+            let port = ReceiveRight()
+            for size in [Message.maximumBodySize, Message.maximumBodySize + 1] {
+                let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 1)
+                defer { bytes.deallocate() }
+                bytes.initializeMemory(as: UInt8.self, repeating: 5)
+                let message = try Message(id: 3, payload: UnsafeRawBufferPointer(bytes))
+                let inline = message.regions.isEmpty
+                #expect(inline == (size <= Message.maximumBodySize))
+                // Before the threshold was tied to the inline limit, sizes between it
+                // and 256 KiB made an inline body too large to send.
+                try port.makeSendRight().send(message)
+                let received = try port.receive(timeout: .zero)
+                let total = received.body.count + (received.regions.first?.count ?? 0)
+                #expect(total == size)
+            }
+        }
+    }
 }

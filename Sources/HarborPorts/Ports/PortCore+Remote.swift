@@ -53,6 +53,45 @@ extension PortCore {
         if !accepted { WireRejections.record(.flood) }
     }
 
+    /// A message decoded by a receiver that will dequeue at once: when the
+    /// queue is empty it is queued and taken in one critical section, so the
+    /// readiness eventfd (which polls readable only while a message waits)
+    /// is left alone. Otherwise it is queued like any other; nil then.
+    func acceptRemoteAndTake(_ content: MessageContent) -> MessageContent? {
+        enum Outcome { case taken(PortStateMachine.Dequeued), queued, rejected }
+        var freed: PortTransport?
+        let outcome = state.withLock { guarded -> Outcome in
+            if content.countsAgainstLimit,
+               guarded.machine.countedMessages >= PortStateMachine.maximumQueueLimit + guarded.machine.queueLimit {
+                return .rejected
+            }
+            guard guarded.machine.queue.isEmpty else {
+                if case .enqueued(true) = guarded.machine.enqueue(content, slotReserved: true) {
+                    guarded.readiness?.signalWhileLocked()
+                }
+                return .queued
+            }
+            guard case .enqueued = guarded.machine.enqueue(content, slotReserved: true),
+                  let dequeued = guarded.machine.dequeue(receivingPort: name) else { return .queued }
+            if dequeued.content.countsAgainstLimit, let transport = guarded.transport {
+                transport.slots.release()
+                freed = transport
+            }
+            return .taken(dequeued)
+        }
+        switch outcome {
+        case .rejected:
+            WireRejections.record(.flood)
+            return nil
+        case .queued:
+            return nil
+        case .taken(let dequeued):
+            dequeued.senderToWake?.unpark()
+            freed?.slotFreed(port: self)
+            return dequeued.content
+        }
+    }
+
     /// A connection closed: every process holding that right let it go.
     func connectionClosed(_ kind: WireFormat.ConnectionKind, used: Bool) {
         switch kind {

@@ -165,11 +165,14 @@ package final class PortCore: Sendable {
         if let content = dequeueQueued() { return content }
         // Only an empty queue looks at the sockets: while messages wait, the
         // readiness descriptor stays readable and we come back.
-        guard hasTransport.load(ordering: .acquiring), let transport = state.withLock({ $0.transport }) else {
-            return nil
-        }
-        transport.pump(into: self)
-        return dequeueQueued()
+        guard let transport = remoteTransport() else { return nil }
+        return transport.pump(into: self, takeFirst: true).taken ?? dequeueQueued()
+    }
+
+    /// The transport, when the port receives from other processes.
+    private func remoteTransport() -> PortTransport? {
+        guard hasTransport.load(ordering: .acquiring) else { return nil }
+        return state.withLock { $0.transport }
     }
 
     private func dequeueQueued() -> MessageContent? {
@@ -192,6 +195,18 @@ package final class PortCore: Sendable {
     /// Takes the next message, waiting until `deadline` for one to arrive.
     package func dequeue(deadline: WaitDeadline) throws(PortError) -> MessageContent {
         while true {
+            if let content = dequeueQueued() { return content }
+            if let transport = remoteTransport() {
+                // Sleep on the readiness set and read what woke us in one
+                // pass: epoll_pwait2 then recvmsg, as a hand-written loop would.
+                let outcome = transport.pump(into: self, deadline: deadline, takeFirst: true)
+                if let content = outcome.taken ?? dequeueQueued() { return content }
+                if outcome.onlyReadiness { clearSpuriousReadiness() }
+                if !outcome.sawEvents && deadline.hasPassed {
+                    throw PortError(.timedOut, "no message arrived on \(name) in time")
+                }
+                continue
+            }
             if let content = tryDequeue() { return content }
             if case .immediately = deadline {
                 throw PortError(.timedOut, "no message waiting on \(name)")

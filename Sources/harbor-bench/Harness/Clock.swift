@@ -1,4 +1,5 @@
 // Harbor — the benchmark clock: CLOCK_MONOTONIC through the vDSO, in nanoseconds.
+import CHarborLinux
 import Glibc
 
 /// Nanoseconds on `CLOCK_MONOTONIC`. A vDSO call (no system call) when the

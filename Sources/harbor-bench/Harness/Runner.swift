@@ -15,6 +15,9 @@ struct RunOptions {
     var only: Set<String> = []
 
     var effectiveRounds: Int { rounds ?? (quick ? 3 : 40) }
+    func effectiveRounds(for benchmark: any Benchmark) -> Int {
+        rounds ?? benchmark.rounds.map { quick ? $0.quick : $0.full } ?? effectiveRounds
+    }
     func effectiveIterations(for benchmark: any Benchmark) -> Int {
         iterations ?? (quick ? benchmark.iterations.quick : benchmark.iterations.full)
     }
@@ -25,6 +28,7 @@ struct VariantResult {
     let name: String
     let label: String
     let isFloor: Bool
+    let isRaw: Bool
     var samples: [Int64] = []
     var roundMedians: [Int64] = []
     /// Process CPU time (both threads) per operation, one value per round.
@@ -33,10 +37,10 @@ struct VariantResult {
 
 func run(_ benchmark: any Benchmark, options: RunOptions) throws -> [VariantResult] {
     let variants = try benchmark.makeVariants().filter { options.only.isEmpty || $0.isFloor || options.only.contains($0.name) }
-    let rounds = options.effectiveRounds
+    let rounds = options.effectiveRounds(for: benchmark)
     let iterations = options.effectiveIterations(for: benchmark)
-    let warmUp = max(10, iterations / 20)
-    var results = variants.map { VariantResult(name: $0.name, label: $0.label, isFloor: $0.isFloor) }
+    let warmUp = benchmark.warmUp ?? max(10, iterations / 20)
+    var results = variants.map { VariantResult(name: $0.name, label: $0.label, isFloor: $0.isFloor, isRaw: $0.isRaw) }
     for index in results.indices { results[index].samples.reserveCapacity(rounds * iterations) }
 
     var started: [any BenchmarkVariant] = []
