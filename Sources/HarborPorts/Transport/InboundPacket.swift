@@ -57,7 +57,7 @@ package enum InboundPacket {
         guard let file = descriptors.claim(0) else { throw WireRejection(.descriptorMismatch, "no memory file") }
         let region: MappedRegion
         do { region = try MappedRegion(sealed: file, limit: WireFormat.maximumMemoryFilePacket) } catch {
-            throw WireRejection(.badDescriptor, "memory-file packet: \(error)")
+            throw WireRejection(MappedRegion.isUnsealed(error) ? .unsealed : .badDescriptor, "memory-file packet: \(error)")
         }
         let bytes = region.bytes
         // The inner packet indexes descriptors after the memfd: shift by one.
@@ -86,7 +86,8 @@ package enum InboundPacket {
                 throw WireRejection(.descriptorMismatch, "region descriptor \(index) missing")
             }
             do { content.regions.append(try MappedRegion(sealed: file, limit: Int.max)) } catch {
-                throw WireRejection(.badDescriptor, "out-of-line region: \(error)")
+                throw WireRejection(MappedRegion.isUnsealed(error) ? .unsealed : .badDescriptor,
+                                    "out-of-line region: \(error)")
             }
         }
         content.countsAgainstLimit = packet.flags.contains(.countsAgainstLimit)

@@ -41,6 +41,10 @@ public enum WireRejectionReason: Int, CaseIterable, Hashable, Sendable, CustomSt
     case tooDeep
     /// A queue would exceed Mach's hard limit: a sender is ignoring back-pressure.
     case flood
+    /// A memory file lacks one of `F_SEAL_WRITE`, `F_SEAL_SHRINK`,
+    /// `F_SEAL_GROW`, `F_SEAL_SEAL` (`F_SEAL_FUTURE_WRITE` does not stand in
+    /// for `F_SEAL_WRITE`: the sender may still hold a writable mapping).
+    case unsealed
 
     public var description: String {
         switch self {
@@ -55,6 +59,7 @@ public enum WireRejectionReason: Int, CaseIterable, Hashable, Sendable, CustomSt
         case .missingCredentials: "missing credentials"
         case .tooDeep: "nested too deep"
         case .flood: "flood"
+        case .unsealed: "insufficiently sealed memory"
         }
     }
 }
