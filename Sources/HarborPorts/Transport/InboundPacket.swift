@@ -78,9 +78,13 @@ package enum InboundPacket {
         let reply = try packet.reply.map { right throws(WireRejection) in
             try importRight(right, bytes, descriptors, base: base, sender: sender)
         }
+        // A queued message of a moved port keeps its original sender, marked
+        // as relayed by the process the kernel says the port came from.
+        var trailer = MessageTrailer(sender: packet.relayedSender ?? sender)
+        if packet.relayedSender != nil { trailer.relayedBy = sender }
         var content = MessageContent(
             id: packet.id, body: Array(UnsafeRawBufferPointer(rebasing: bytes[packet.body])),
-            rights: rights, reply: reply, trailer: MessageTrailer(sender: sender))
+            rights: rights, reply: reply, trailer: trailer)
         for index in packet.regions {
             guard let file = descriptors.claim(base + index) else {
                 throw WireRejection(.descriptorMismatch, "region descriptor \(index) missing")
@@ -121,12 +125,17 @@ package enum InboundPacket {
             for connection in transfer.connections {
                 connections.append((connection.kind, try take(connection.descriptor)))
             }
+            var requests: [(WireFormat.RequestKind, SendOnceToken)] = []
+            for request in transfer.requests {
+                let socket = try take(request.descriptor)
+                requests.append((request.kind, try PortCore.importSendOnceRight(request.identity, socket: socket)))
+            }
             var queued: [MessageContent] = []
             for message in transfer.queued {
                 queued.append(try materialize(message, bytes, descriptors, base: base, sender: sender))
             }
             return .receive(try PortCore.importReceiveRight(
-                right.identity, slots: slots, connections: connections, queued: queued,
+                right.identity, slots: slots, connections: connections, requests: requests, queued: queued,
                 limit: transfer.queueLimit, sequenceNumber: transfer.sequenceNumber, made: transfer.madeSendRights))
         }
     }
