@@ -21,6 +21,7 @@ enum Command {
     static let keep: Int32 = 11        // rights [receive]: keep it until exit, reply
     static let receiveKept: Int32 = 12 // receive on the kept right for body ms, reply its text or "timeout"
     static let drainTrailers: Int32 = 13 // rights [receive]: reply "text@pid@relayedBy" per queued message
+    static let keepNew: Int32 = 14     // keep a new port, reply with a send-once right to it
 }
 
 func serve() throws {
@@ -78,10 +79,18 @@ func serve() throws {
         case Command.keep:
             kept = try message.takeReceiveRight(at: 0)
             try message.reply(Message(id: Command.keep, text: "kept"))
+        case Command.keepNew:
+            let fresh = ReceiveRight()
+            var reply = Message(id: Command.keepNew, text: "new")
+            reply.attach(fresh.makeSendOnceRight())
+            kept = consume fresh
+            try message.reply(reply)
         case Command.receiveKept:
             let milliseconds = Int(message.text) ?? 1000
             var text = "timeout"
-            if let got = try? kept?.receive(timeout: Duration.milliseconds(milliseconds)) { text = got.text }
+            if let got = try? kept?.receive(timeout: Duration.milliseconds(milliseconds)) {
+                text = got.id == Command.used ? got.text : "#\(got.id)"
+            }
             try message.reply(Message(id: Command.receiveKept, text: text))
         case Command.drainTrailers:
             let moved = try message.takeReceiveRight(at: 0)

@@ -163,4 +163,27 @@ struct MoveTests {
             second.stop()
         }
     }
+
+    @Test func P06_aDeadNameNotificationToAnotherProcessFiresWhenThePortDies() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let watched = try Peer(home: home)
+            let listener = try Peer(home: home)
+            // A send-once right to a port in the listener's process.
+            var made = try listener.request(Message(id: PeerCommand.keepNew))
+            let target = try made.takeSendOnceRight(at: 0)
+            watched.port.requestDeadNameNotification(to: target)
+            let replies = ReceiveRight()
+            var wait = Message(id: PeerCommand.receiveKept, text: "20000")
+            wait.setReplyRight(replies.makeSendOnceRight())
+            try listener.port.send(wait)
+            // The watched port's process dies; nothing here sends to it again.
+            watched.process.kill(SIGKILL)
+            _ = watched.process.waitForExit()
+            let reply = try replies.receive(timeout: .seconds(30))
+            #expect(reply.text == "#\(PortNotification.ID.deadName)", "the listener heard of the death without a send")
+            #expect(watched.port.isDead)
+            listener.stop()
+        }
+    }
 }

@@ -30,6 +30,7 @@ enum PeerCommand {
     static let keep: Int32 = 11
     static let receiveKept: Int32 = 12
     static let drainTrailers: Int32 = 13
+    static let keepNew: Int32 = 14
 }
 
 /// A running peer and a send right to its port.

@@ -339,6 +339,11 @@ extension PortCore {
             return guarded.machine.destroy()
         }
         guard let destruction else { return }
+        let deathWatches = state.withLock { guarded in
+            defer { guarded.deathWatches.removeAll() }
+            return guarded.deathWatches
+        }
+        for token in deathWatches { RemoteDeathWatch.shared.remove(token) }
         for target in destruction.deadNameTargets {
             NotificationDelivery.deliver(.deadName, about: name, to: target)
         }
@@ -353,10 +358,15 @@ extension PortCore {
             return
         }
         let watcher = target.port
-        // Only a port received from here can watch; a target in yet another
-        // process hears nothing until a send fails (Docs/CrossProcess.md).
-        guard watcher.state.withLock({ $0.route == nil }),
-              let transport = try? watcher.ensureTransport(),
+        if watcher.state.withLock({ $0.route != nil }) {
+            // The notification port is in another process: nobody here
+            // receives on it, so a watching thread hears the hang-up.
+            guard let token = RemoteDeathWatch.shared.add(self, socket: route.socket.rawValue) else { return }
+            state.withLock { $0.deathWatches.append(token) }
+            if route.hasHungUp { remoteDied() }
+            return
+        }
+        guard let transport = try? watcher.ensureTransport(),
               let token = try? transport.addWatch(on: route, for: self) else { return }
         state.withLock { $0.watchers.append((transport, token)) }
         // It may have died between the first look and the watch.

@@ -42,6 +42,8 @@ package final class PortCore: Sendable {
         var transport: PortTransport?
         /// Watches this proxy registered on local ports for its hang-up.
         var watchers: [(transport: PortTransport, token: UInt64)] = []
+        /// Watches this proxy holds in the process's `RemoteDeathWatch`.
+        var deathWatches: [UInt64] = []
     }
 
     package init() {
@@ -60,8 +62,9 @@ package final class PortCore: Sendable {
     }
 
     deinit {
-        let watchers = state.withLock { $0.watchers }
+        let (watchers, deathWatches) = state.withLock { ($0.watchers, $0.deathWatches) }
         for watcher in watchers { watcher.transport.removeWatch(watcher.token) }
+        for token in deathWatches { RemoteDeathWatch.shared.remove(token) }
     }
 
     // MARK: Sending

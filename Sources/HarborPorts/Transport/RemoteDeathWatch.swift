@@ -1,0 +1,145 @@
+// Harbor — hearing that a port in another process died, for a dead-name
+// request whose notification port is in yet another process.
+//
+// A dead-name request on a proxy normally puts the proxy's socket in the
+// notification port's own epoll set: whoever receives there hears the
+// hang-up, and no thread is needed. When the notification port is itself a
+// proxy, nobody in this process receives on it, so nothing would notice the
+// death until a send failed. For those requests (and only those) one thread
+// per process waits on an epoll set of such sockets, started with the first
+// request and gone with the last: it wakes on hang-up, fires the proxy's
+// dead-name requests (sent on to the other process), and costs nothing when
+// no such request exists.
+import CHarborLinux
+import Glibc
+import Synchronization
+
+package final class RemoteDeathWatch: Sendable {
+    package static let shared = RemoteDeathWatch()
+
+    private static let wakeToken: UInt64 = 0
+
+    /// The epoll set and wake-up eventfd of one watching thread; closed when
+    /// the last reference (the thread's own, or a caller's waking it) goes.
+    private final class Running: Sendable {
+        let epoll: Epoll
+        let wake: EventCounter
+        init() throws(SystemError) {
+            epoll = try Epoll()
+            wake = try EventCounter()
+            try epoll.add(wake.rawValue, events: .readable, token: RemoteDeathWatch.wakeToken)
+        }
+    }
+
+    private struct Entry {
+        /// The proxy's socket, watched for hang-up only; the proxy removes
+        /// the watch in its deinit, before the socket closes.
+        var socket: CInt
+        weak var proxy: PortCore?
+    }
+
+    private struct State: ~Copyable {
+        var entries: [UInt64: Entry] = [:]
+        var nextToken: UInt64 = 1
+        var running: Running?
+    }
+
+    private let state = Mutex(State())
+
+    private init() {}
+
+    /// Watches `proxy`'s socket; on hang-up calls `proxy.remoteDied()`.
+    /// Returns the token for `remove`, or nil if no thread could be started.
+    package func add(_ proxy: PortCore, socket: CInt) -> UInt64? {
+        var started: Running?
+        let token = state.withLock { state -> UInt64? in
+            let running: Running
+            if let existing = state.running {
+                running = existing
+            } else {
+                guard let fresh = try? Running() else { return nil }
+                running = fresh
+                state.running = fresh
+                started = fresh
+            }
+            let token = state.nextToken
+            state.nextToken += 1
+            // No events asked for: epoll reports hang-up and error regardless.
+            guard (try? running.epoll.add(socket, events: [], token: token)) != nil else {
+                if started != nil { state.running = nil; started = nil }
+                return nil
+            }
+            state.entries[token] = Entry(socket: socket, proxy: proxy)
+            return token
+        }
+        if let started { startThread(started) }
+        return token
+    }
+
+    /// Stops watching (the proxy died, or its request was satisfied).
+    package func remove(_ token: UInt64) {
+        let toWake = state.withLock { state -> Running? in
+            guard let entry = state.entries.removeValue(forKey: token), let running = state.running else { return nil }
+            try? running.epoll.remove(entry.socket)
+            guard state.entries.isEmpty else { return nil }
+            state.running = nil
+            return running
+        }
+        // Outside the lock: the thread wakes, sees it is retired, and exits.
+        toWake?.wake.signal()
+    }
+
+    private func startThread(_ running: Running) {
+        final class Start {
+            let watch: RemoteDeathWatch
+            let running: Running
+            init(_ watch: RemoteDeathWatch, _ running: Running) { self.watch = watch; self.running = running }
+        }
+        let start = Unmanaged.passRetained(Start(self, running)).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(&thread, nil, { raw in
+            let start = Unmanaged<AnyObject>.fromOpaque(raw!).takeRetainedValue()
+            guard let start = start as? Start else { return nil }
+            start.watch.serve(start.running)
+            return nil
+        }, start)
+        if created == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<AnyObject>.fromOpaque(start).release()
+            state.withLock { state in
+                if state.running === running { state.running = nil; state.entries.removeAll() }
+            }
+        }
+    }
+
+    /// The thread: waits for hang-ups until no watch is left.
+    private func serve(_ running: Running) {
+        var running: Running? = running
+        let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 16)
+        defer { events.deallocate() }
+        while true {
+            var died: [PortCore] = []
+            var retired = true
+            do {
+                guard let current = running else { return }
+                let count = (try? current.epoll.wait(into: events, timeoutMilliseconds: -1)) ?? 0
+                retired = state.withLock { state -> Bool in
+                    for event in events[0..<count] {
+                        let token = event.data.u64
+                        if token == Self.wakeToken { _ = current.wake.drain(); continue }
+                        guard let entry = state.entries.removeValue(forKey: token) else { continue }
+                        try? current.epoll.remove(entry.socket)
+                        if let proxy = entry.proxy { died.append(proxy) }
+                    }
+                    if state.running === current, state.entries.isEmpty { state.running = nil }
+                    return state.running !== current
+                }
+            }
+            // The set and eventfd close (last reference) before anyone hears of the death.
+            if retired { running = nil }
+            for proxy in died { proxy.remoteDied() }
+            if retired { return }
+        }
+    }
+}
