@@ -41,6 +41,9 @@ public enum WireRejectionReason: Int, CaseIterable, Hashable, Sendable, CustomSt
     case tooDeep
     /// A queue would exceed Mach's hard limit: a sender is ignoring back-pressure.
     case flood
+    /// A fragment without a message to belong to, more bytes than declared,
+    /// or more fragmented messages at once than a connection may carry.
+    case badFragment
 
     public var description: String {
         switch self {
@@ -55,6 +58,7 @@ public enum WireRejectionReason: Int, CaseIterable, Hashable, Sendable, CustomSt
         case .missingCredentials: "missing credentials"
         case .tooDeep: "nested too deep"
         case .flood: "flood"
+        case .badFragment: "bad fragment"
         }
     }
 }
