@@ -41,7 +41,7 @@ struct OutOfLineTests {
             let region = try #require(received.regions.first)
             #expect(region.count == 1 << 20)
             #expect(region.withUnsafeBytes { $0[0] } == 42)
-            let fd = region.mapping.descriptor.rawValue
+            let fd = try #require(region.mapping.descriptor).rawValue
             let seals = try MemoryFile.seals(fd)
             #expect(seals & charbor_F_SEAL_WRITE != 0)
             #expect(seals & charbor_F_SEAL_SHRINK != 0)

@@ -1,23 +1,31 @@
-// Harbor — a sealed memfd mapped read-only: memory nobody can change any more.
+// Harbor — an out-of-line region: a sealed memfd mapped read-only, or a private copy.
 import CHarborLinux
 import Glibc
 
-/// A read-only mapping of a memfd sealed against writing, shrinking,
-/// growing and further sealing, so neither the sender nor anyone else can
-/// change the bytes (or cut the file short under the mapping, which would
-/// raise SIGBUS). This is how large payloads arrive (P08): the kernel's
-/// copy-on-write stands in for Mach's virtual copy.
+/// The bytes of one out-of-line region, which nobody can change any more.
 ///
-/// `F_SEAL_WRITE` is required; `F_SEAL_FUTURE_WRITE` is not accepted in its
-/// place: it stops new writes but not a shared writable mapping the sender
-/// already holds, through which the bytes could still change after sending.
-/// `F_SEAL_WRITE` cannot be added while such a mapping exists (`EBUSY`), so
-/// its presence proves there is none.
+/// Either a read-only mapping of a memfd sealed against writing, shrinking,
+/// growing and further sealing (shared with its sender, who can neither
+/// write it nor cut it short under the mapping; this is how
+/// `OutOfLineBuffer` payloads arrive, P08, the kernel's copy-on-write
+/// standing in for Mach's virtual copy), or
+/// private anonymous memory holding a copy that only this process maps (a
+/// large `Message(id:payload:)`, or a fragmented message reassembled from a
+/// socket). The private kind has no descriptor; crossing a process it is
+/// copied through the socket in fragments.
 ///
-/// **Thread safety:** immutable; any thread.
+/// `F_SEAL_WRITE` is required of a received memfd; `F_SEAL_FUTURE_WRITE` is
+/// not accepted in its place: it stops new writes but not a shared writable
+/// mapping the sender already holds, through which the bytes could still
+/// change after sending. `F_SEAL_WRITE` cannot be added while such a mapping
+/// exists (`EBUSY`), so its presence proves there is none.
+///
+/// **Thread safety:** immutable once made; any thread.
 package final class MappedRegion: @unchecked Sendable {
-    // @unchecked: the mapping is read-only and immutable for the object's life.
-    package let descriptor: SharedDescriptor
+    // @unchecked: the bytes are read-only (sealed memfd) or written only by
+    // the creator before the region is shared (private copy).
+    /// The sealed memfd; nil for a private copy.
+    package let descriptor: SharedDescriptor?
     package let count: Int
     private let address: UnsafeMutableRawPointer?
 
@@ -45,8 +53,51 @@ package final class MappedRegion: @unchecked Sendable {
         address = size == 0 ? nil : try MemoryFile.map(descriptor.rawValue, size: size, writable: false)
     }
 
-    deinit { if let address { MemoryFile.unmap(address, size: count) } }
+    /// Private memory of `count` bytes for the creator to fill through
+    /// ``privateBytes`` before anyone else sees the region.
+    package init(privateCount count: Int) throws(SystemError) {
+        descriptor = nil
+        self.count = count
+        address = count == 0 ? nil : try PrivateMemory.allocate(count)
+    }
+
+    /// A private copy of `bytes`.
+    package convenience init(copying bytes: UnsafeRawBufferPointer) throws(SystemError) {
+        try self.init(privateCount: bytes.count)
+        if let base = bytes.baseAddress, let address { address.copyMemory(from: base, byteCount: bytes.count) }
+    }
+
+    deinit {
+        guard let address else { return }
+        if descriptor == nil {
+            PrivateMemory.release(address, count: count)
+        } else {
+            MemoryFile.unmap(address, size: count)
+        }
+    }
 
     /// The bytes, valid while `self` lives.
     package var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: address, count: count) }
+
+    /// A private region's bytes, for its creator to fill before sharing it.
+    package var privateBytes: UnsafeMutableRawBufferPointer {
+        precondition(descriptor == nil, "a sealed region is read-only")
+        return UnsafeMutableRawBufferPointer(start: address, count: count)
+    }
+
+    /// The same bytes in a sealed memfd (for a private region that must
+    /// travel as a descriptor: inside a moved receive right's queue).
+    package func sealedCopy() throws(SystemError) -> MappedRegion {
+        if descriptor != nil { return self }
+        let file = try MemoryFile.create(name: "harbor-ool")
+        try MemoryFile.setSize(file.rawValue, count)
+        if count > 0 {
+            let target = try MemoryFile.map(file.rawValue, size: count, writable: true)
+            target.copyMemory(from: address!, byteCount: count)
+            MemoryFile.unmap(target, size: count)
+        }
+        try MemoryFile.addSeals(file.rawValue, charbor_F_SEAL_WRITE | charbor_F_SEAL_SHRINK
+                                | charbor_F_SEAL_GROW | charbor_F_SEAL_SEAL)
+        return try MappedRegion(sealed: file, limit: Int.max)
+    }
 }

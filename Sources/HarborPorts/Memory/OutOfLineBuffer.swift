@@ -90,25 +90,29 @@ public struct MemoryRegion: Sendable {
 }
 
 extension Message {
-    /// Payloads at least this large travel out of line when a message is made
-    /// with ``init(id:payload:)``: every payload that fits an inline body
-    /// (``maximumBodySize``) goes inline. Measured across processes on a
-    /// 2-CPU VM (Docs/CrossProcess.md): a 64 KiB payload costs 10.6 µs inline
-    /// against 39 µs in a fresh memfd, and copying through a socket stays
-    /// 3–5 times faster than a fresh memfd up to 256 MiB, so the inline limit,
-    /// not the crossover, decides.
+    /// Payloads at least this large are copied into an out-of-line region
+    /// when a message is made with ``init(id:payload:)``: every payload that
+    /// fits an inline body (``maximumBodySize``) goes inline.
     public static let outOfLineThreshold = maximumBodySize + 1
 
     /// Makes a message carrying `payload` inline or, when it is at least
-    /// ``outOfLineThreshold`` bytes, in one out-of-line region (copied once).
+    /// ``outOfLineThreshold`` bytes, in one out-of-line region: a private copy
+    /// (anonymous memory, recycled by size), which another process receives
+    /// copied through the connection in fragments.
+    ///
+    /// Why a copy and not a sealed memfd: measured across processes on a
+    /// 2-CPU VM (Docs/CrossProcess.md), copying through the socket beats a
+    /// fresh sealed memfd at every size from 64 KiB to 256 MiB, because a
+    /// memfd's pages are allocated, zeroed and faulted in for every message.
+    /// To share pages without a copy, fill an ``OutOfLineBuffer`` in place.
     public init(id: Int32, payload: UnsafeRawBufferPointer) throws(PortError) {
         var content = MessageContent(id: id, body: [], trailer: MessageTrailer(sender: .current))
         if payload.count < Message.outOfLineThreshold {
             content.body = Array(payload)
         } else {
-            var buffer = try OutOfLineBuffer(count: payload.count)
-            buffer.withUnsafeMutableBytes { $0.copyMemory(from: payload) }
-            content.regions.append(try buffer.seal())
+            do { content.regions.append(try MappedRegion(copying: payload)) } catch {
+                throw PortError(error, "copying a \(payload.count)-byte payload")
+            }
         }
         self.init(content: content)
     }

@@ -89,11 +89,32 @@ package enum SeqPacketSocket {
     package static func receive(
         _ fd: CInt, into buffer: UnsafeMutableRawBufferPointer, control: UnsafeMutableRawBufferPointer
     ) throws(SystemError) -> ReceivedPacket? {
-        var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
+        try receive(fd, into: buffer, scatter: nil, control: control)
+    }
+
+    /// Receives one packet, its bytes scattered: the first `scatter.split`
+    /// bytes into `buffer`, the next `scatter.target.count` into
+    /// `scatter.target`, the rest into `buffer` after the split (how a
+    /// fragment's data lands in its region without a copy).
+    /// C: `recvmsg` with three `iovec`s.
+    @inline(never)
+    package static func receive(
+        _ fd: CInt, into buffer: UnsafeMutableRawBufferPointer,
+        scatter: (split: Int, target: UnsafeMutableRawBufferPointer)?, control: UnsafeMutableRawBufferPointer
+    ) throws(SystemError) -> ReceivedPacket? {
+        var vectors = (iovec(iov_base: buffer.baseAddress, iov_len: buffer.count), iovec(), iovec())
+        var vectorCount = 1
+        if let scatter {
+            vectors.0.iov_len = scatter.split
+            vectors.1 = iovec(iov_base: scatter.target.baseAddress, iov_len: scatter.target.count)
+            vectors.2 = iovec(iov_base: buffer.baseAddress.map { $0 + scatter.split }, iov_len: buffer.count - scatter.split)
+            vectorCount = 3
+        }
         var message = msghdr()
-        let count: Int? = try withUnsafeMutablePointer(to: &vector) { vectorPointer throws(SystemError) -> Int? in
+        let count: Int? = try withUnsafeMutablePointer(to: &vectors) { tuplePointer throws(SystemError) -> Int? in
+            let vectorPointer = UnsafeMutableRawPointer(tuplePointer).assumingMemoryBound(to: iovec.self)
             message.msg_iov = vectorPointer
-            message.msg_iovlen = 1
+            message.msg_iovlen = vectorCount
             message.msg_control = control.baseAddress
             message.msg_controllen = control.count
             return try systemCallOrWouldBlock("recvmsg") {

@@ -10,6 +10,11 @@ import Glibc
 package enum InboundPacket {
     case message(MessageContent)
     case wait(SharedDescriptor)
+    /// The first packet of a fragmented message: its copied regions are
+    /// allocated, their bytes follow in fragments from `sender`.
+    case started(FragmentAssembly)
+    /// A fragment's bytes (a range of the buffer) from `sender`.
+    case fragment(Range<Int>, sender: ProcessIdentity)
 
     /// Decodes `packet`, whose bytes are at the front of `buffer`.
     package static func decode(
@@ -20,6 +25,9 @@ package enum InboundPacket {
         guard let sender = packet.sender else { throw WireRejection(.missingCredentials, "no SCM_CREDENTIALS") }
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<packet.byteCount])
         let descriptors = packet.descriptors
+        if bytes.count >= 2, bytes[1] == WireFormat.Kind.fragment.rawValue {
+            return .fragment(try WirePacket.parseFragment(bytes, descriptorCount: descriptors.count), sender: sender)
+        }
         if bytes.count >= 4, bytes[0] == WireFormat.version,
            WireFormat.Flags(rawValue: UInt16(bytes[2]) | UInt16(bytes[3]) << 8).contains(.inMemoryFile) {
             return try decodeFromMemoryFile(bytes, descriptors, sender: sender)
@@ -31,7 +39,13 @@ package enum InboundPacket {
             _ = fcntl(eventfd.rawValue, F_SETFL, O_NONBLOCK)
             return .wait(eventfd)
         }
-        return .message(try materialize(parsed, bytes, descriptors, base: 0, sender: sender))
+        return started(try materialize(parsed, bytes, descriptors, base: 0, sender: sender), parsed, sender)
+    }
+
+    /// A message, or the start of one whose copied regions follow.
+    private static func started(_ content: MessageContent, _ parsed: WirePacket, _ sender: ProcessIdentity) -> InboundPacket {
+        guard parsed.flags.contains(.continued) else { return .message(content) }
+        return .started(FragmentAssembly(content: content, sender: sender))
     }
 
     /// A packet too large for the socket: a header here, the packet in a
@@ -63,7 +77,7 @@ package enum InboundPacket {
         // The inner packet indexes descriptors after the memfd: shift by one.
         let parsed = try WirePacket.parse(bytes, descriptorCount: descriptors.count - 1)
         guard parsed.kind == .message else { throw WireRejection(.unknownKind, "wait packet in a memory file") }
-        return .message(try materialize(parsed, bytes, descriptors, base: 1, sender: sender))
+        return started(try materialize(parsed, bytes, descriptors, base: 1, sender: sender), parsed, sender)
     }
 
     private static func materialize(
@@ -85,13 +99,21 @@ package enum InboundPacket {
         var content = MessageContent(
             id: packet.id, body: Array(UnsafeRawBufferPointer(rebasing: bytes[packet.body])),
             rights: rights, reply: reply, trailer: trailer)
-        for index in packet.regions {
-            guard let file = descriptors.claim(base + index) else {
-                throw WireRejection(.descriptorMismatch, "region descriptor \(index) missing")
-            }
-            do { content.regions.append(try MappedRegion(sealed: file, limit: Int.max)) } catch {
-                throw WireRejection(MappedRegion.isUnsealed(error) ? .unsealed : .badDescriptor,
-                                    "out-of-line region: \(error)")
+        for region in packet.regions {
+            switch region {
+            case .file(let index):
+                guard let file = descriptors.claim(base + index) else {
+                    throw WireRejection(.descriptorMismatch, "region descriptor \(index) missing")
+                }
+                do { content.regions.append(try MappedRegion(sealed: file, limit: Int.max)) } catch {
+                    throw WireRejection(MappedRegion.isUnsealed(error) ? .unsealed : .badDescriptor,
+                                        "out-of-line region: \(error)")
+                }
+            case .copied(let count):
+                // Address space only: pages are committed as fragments fill them.
+                do { content.regions.append(try MappedRegion(privateCount: count)) } catch {
+                    throw WireRejection(.badDescriptor, "no memory for a \(count)-byte region: \(error)")
+                }
             }
         }
         content.countsAgainstLimit = packet.flags.contains(.countsAgainstLimit)
@@ -109,7 +131,7 @@ package enum InboundPacket {
             return descriptor
         }
         switch right.kind {
-        case .taken, .memory:
+        case .taken, .memory, .copiedRegion:
             return .taken
         case .send:
             let socket = try take(right.firstDescriptor)

@@ -264,10 +264,18 @@ package final class PortTransport: Sendable {
                 continue
             }
             guard let connection = table.withLock({ $0.connections[token] }) else { continue }
-            switch receive(on: connection, buffers: &buffers) {
-            case .nothing:
+            var received = receive(on: connection, token: token, buffers: &buffers)
+            // A fragmented message: read on until it is whole or the socket is
+            // empty, rather than one packet per trip through epoll.
+            while case .assembling = received {
+                received = receive(on: connection, token: token, buffers: &buffers)
+            }
+            switch received {
+            case .nothing, .assembling:
                 break
             case .closed:
+                // A message half received from a dead sender goes with it.
+                buffers.assemblies[token] = nil
                 close(token)
                 collected.arrivals.append(.closed(connection.kind, used: false))
             case .message(var content):
@@ -291,24 +299,65 @@ package final class PortTransport: Sendable {
 
     private enum Received {
         case nothing, closed
+        /// Part of a fragmented message arrived; more may be waiting.
+        case assembling
         case message(MessageContent)
         case waiter(SharedDescriptor)
     }
 
-    private func receive(on connection: Connection, buffers: inout PumpBuffers) -> Received {
-        let packet: ReceivedPacket
+    private func receive(on connection: Connection, token: UInt64, buffers: inout PumpBuffers) -> Received {
+        var packet: ReceivedPacket
+        // While one message is being reassembled here, the next packet is most
+        // likely its fragment: its data goes straight into the region.
+        var target: UnsafeMutableRawBufferPointer?
+        if let list = buffers.assemblies[token], list.count == 1, let destination = list[0].nextDestination {
+            target = UnsafeMutableRawBufferPointer(rebasing: destination.prefix(WireFormat.maximumFragmentData))
+        }
         do {
+            let scatter = target.map { (split: WireFormat.headerSize, target: $0) }
             guard let received = try SeqPacketSocket.receive(
-                connection.socket.rawValue, into: buffers.packet, control: buffers.control) else { return .nothing }
+                connection.socket.rawValue, into: buffers.packet, scatter: scatter, control: buffers.control)
+            else { return .nothing }
             packet = received
         } catch {
             return .closed  // ECONNRESET and the like: the peer is gone
         }
         if packet.isEndOfFile { return .closed }
+        if let target, packet.byteCount > WireFormat.headerSize {
+            switch Self.directFragment(packet, buffers.packet, target, assemblies: &buffers.assemblies[token]) {
+            case .progress, .refused:
+                return .assembling
+            case .complete(let content):
+                buffers.assemblies[token] = nil
+                return .message(content)
+            case .other where packet.byteCount > buffers.packet.count:
+                packet.wasTruncated = true  // fits the scattered buffers, not the packet buffer
+            case .other:
+                // Not our fragment: put the packet back together in the buffer.
+                let inTarget = min(target.count, packet.byteCount - WireFormat.headerSize)
+                let after = packet.byteCount - WireFormat.headerSize - inTarget
+                let base = buffers.packet.baseAddress!
+                if after > 0 {
+                    (base + WireFormat.headerSize + inTarget).copyMemory(from: base + WireFormat.headerSize,
+                                                                         byteCount: after)
+                }
+                (base + WireFormat.headerSize).copyMemory(from: target.baseAddress!, byteCount: inTarget)
+            }
+        }
         do {
             switch try InboundPacket.decode(UnsafeRawBufferPointer(buffers.packet), packet) {
             case .message(let content): return .message(content)
             case .wait(let eventfd): return .waiter(eventfd)
+            case .started(let assembly):
+                try Self.start(assembly, in: &buffers.assemblies[token, default: []])
+                return .assembling
+            case .fragment(let range, let sender):
+                let bytes = UnsafeRawBufferPointer(rebasing: buffers.packet[range])
+                guard let content = try Self.add(bytes, from: sender, to: &buffers.assemblies[token, default: []]) else {
+                    return .assembling
+                }
+                if buffers.assemblies[token]?.isEmpty == true { buffers.assemblies[token] = nil }
+                return .message(content)
             }
         } catch {
             WireRejections.record(error.reason)
@@ -316,12 +365,85 @@ package final class PortTransport: Sendable {
         }
     }
 
+    /// A packet received scattered into `target`: if it is the awaited
+    /// fragment (from the assembly's sender, no descriptors, a valid fragment
+    /// header whose data all landed in `target`), records it and returns
+    /// progress (or the whole message); a malformed fragment from that
+    /// sender refuses the message; any other packet is the caller's.
+    private enum Direct {
+        case other, refused, progress
+        case complete(MessageContent)
+    }
+
+    private static func directFragment(
+        _ packet: ReceivedPacket, _ buffer: UnsafeMutableRawBufferPointer, _ target: UnsafeMutableRawBufferPointer,
+        assemblies list: inout [FragmentAssembly]?
+    ) -> Direct {
+        guard buffer[1] == WireFormat.Kind.fragment.rawValue, let sender = packet.sender,
+              !packet.wasTruncated, !packet.controlWasTruncated, packet.descriptors.count == 0,
+              var assemblies = list, assemblies.count == 1, assemblies[0].sender.pid == sender.pid,
+              packet.byteCount - WireFormat.headerSize <= target.count else { return .other }
+        // Check the header as parseFragment would, with the data elsewhere.
+        let header = UnsafeRawBufferPointer(rebasing: buffer[0..<WireFormat.headerSize])
+        let data = packet.byteCount - WireFormat.headerSize
+        let declared = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+        let total = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 20, as: UInt32.self)))
+        let zeros = header.loadUnaligned(fromByteOffset: 2, as: UInt16.self) == 0
+            && header.loadUnaligned(fromByteOffset: 4, as: UInt32.self) == 0
+            && header.loadUnaligned(fromByteOffset: 12, as: UInt32.self) == 0
+            && header.loadUnaligned(fromByteOffset: 16, as: UInt32.self) == 0
+        guard header[0] == WireFormat.version, zeros, declared == data, total == packet.byteCount else {
+            list = nil
+            WireRejections.record(.badFragment)
+            return .refused
+        }
+        assemblies[0].advance(by: data)
+        if assemblies[0].isComplete { return .complete(assemblies[0].content) }
+        list = assemblies
+        return .progress
+    }
+
+    /// Begins reassembling a fragmented message on one connection. A new
+    /// message from a sender whose previous one is unfinished replaces it
+    /// (that sender gave up on it); a connection holds at most
+    /// `WireFormat.maximumAssemblies`, and makes room only by dropping those
+    /// of senders that have died.
+    private static func start(_ assembly: FragmentAssembly, in list: inout [FragmentAssembly]) throws(WireRejection) {
+        if let stale = list.firstIndex(where: { $0.sender.pid == assembly.sender.pid }) {
+            list.remove(at: stale)
+            WireRejections.record(.badFragment)
+        }
+        if list.count >= WireFormat.maximumAssemblies {
+            list.removeAll { kill($0.sender.pid, 0) != 0 && errno == ESRCH }
+        }
+        guard list.count < WireFormat.maximumAssemblies else {
+            throw WireRejection(.badFragment, "\(list.count) fragmented messages already in progress")
+        }
+        list.append(assembly)
+    }
+
+    /// Adds a fragment to its sender's message; returns the message once whole.
+    private static func add(
+        _ bytes: UnsafeRawBufferPointer, from sender: ProcessIdentity, to list: inout [FragmentAssembly]
+    ) throws(WireRejection) -> MessageContent? {
+        guard let index = list.firstIndex(where: { $0.sender.pid == sender.pid }) else {
+            throw WireRejection(.badFragment, "a fragment from \(sender.pid) belongs to no message")
+        }
+        do { try list[index].append(bytes) } catch {
+            list.remove(at: index)  // the whole message is refused, not only the fragment
+            throw error
+        }
+        guard list[index].isComplete else { return nil }
+        return list.remove(at: index).content
+    }
+
     /// Closes every connection (senders elsewhere see hang-up) and waiter.
     /// Waiters are woken first: if the port moved, they register again
     /// through their connection with its new holder.
     package func shutDown() {
-        let (connections, watches, waiters) = pumpBuffers.withLock { _ in
-            table.withLock { table in
+        let (connections, watches, waiters) = pumpBuffers.withLock { buffers in
+            buffers.assemblies.removeAll()
+            return table.withLock { table in
                 table.isShutDown = true
                 defer {
                     table.connections.removeAll()
@@ -343,6 +465,8 @@ private struct PumpBuffers: ~Copyable {
     let packet = UnsafeMutableRawBufferPointer.allocate(byteCount: WireFormat.maximumInlinePacket + 4096, alignment: 16)
     let control = UnsafeMutableRawBufferPointer.allocate(byteCount: SeqPacketSocket.controlCapacity, alignment: 16)
     let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 32)
+    /// Fragmented messages being reassembled, by connection token.
+    var assemblies: [UInt64: [FragmentAssembly]] = [:]
 
     deinit {
         packet.deallocate()

@@ -19,6 +19,8 @@ package final class RemoteRoute: Sendable {
     package let slots: SharedSlots?
     /// Created on the first wait for a slot, then reused.
     private let waiter = Mutex<SharedDescriptor?>(nil)
+    /// Held for the whole of a fragmented send (never by other sends).
+    private let fragmenting = Mutex<Int>(0)
 
     package init(socket: SharedDescriptor, slots: SharedSlots?) {
         self.socket = socket
@@ -56,7 +58,54 @@ package final class RemoteRoute: Sendable {
         } else {
             WireEncoder(export: PortCore.export)
         }
-        var (head, tail) = try encoder.encode(content)
+        let (head, tail) = try encoder.encode(content)
+        let fragments = encoder.fragmentRegions
+        if fragments.isEmpty {
+            try transmitPacket(head: head, tail: tail, content: content, encoder: encoder, deadline: deadline)
+            return
+        }
+        // One process's fragments must not interleave with its own other
+        // fragmented messages on the shared socket: the receiver reassembles
+        // per sending process. Only fragmented sends take this lock.
+        try fragmenting.withLock { _ throws(PortError) in
+            try transmitPacket(head: head, tail: tail, content: content, encoder: encoder, deadline: deadline)
+            try transmitFragments(fragments, deadline: deadline)
+        }
+    }
+
+    /// Sends the copied regions' bytes after their message, in packets of at
+    /// most `WireFormat.maximumFragmentData` bytes, straight from the regions.
+    private func transmitFragments(_ regions: [MappedRegion], deadline: WaitDeadline) throws(PortError) {
+        var header = [UInt8](repeating: 0, count: WireFormat.headerSize)
+        header[0] = WireFormat.version
+        header[1] = WireFormat.Kind.fragment.rawValue
+        for region in regions {
+            let bytes = region.bytes
+            var offset = 0
+            while offset < bytes.count {
+                let count = min(WireFormat.maximumFragmentData, bytes.count - offset)
+                header.withUnsafeMutableBytes { raw in
+                    raw.storeBytes(of: UInt32(count).littleEndian, toByteOffset: 8, as: UInt32.self)
+                    raw.storeBytes(of: UInt32(count + WireFormat.headerSize).littleEndian, toByteOffset: 20,
+                                   as: UInt32.self)
+                }
+                let result = header.withUnsafeBytes { headerBytes in
+                    Result { () throws(PortError) in
+                        try sendPacket([headerBytes, UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + count)])],
+                                       descriptors: [], deadline: deadline)
+                    }
+                }
+                try result.get()
+                offset += count
+            }
+        }
+        withExtendedLifetime(regions) {}
+    }
+
+    private func transmitPacket(
+        head: [UInt8], tail: [UInt8], content: MessageContent, encoder: WireEncoder, deadline: WaitDeadline
+    ) throws(PortError) {
+        var head = head
         let descriptors = encoder.descriptors
         let total = head.count + content.body.count + tail.count
         if total > WireFormat.maximumInlinePacket || descriptors.count >= SeqPacketSocket.maximumDescriptors {

@@ -39,6 +39,9 @@ package struct ExportedTransfer {
 /// descriptor list they index into.
 package struct WireEncoder {
     package private(set) var descriptors: [SharedDescriptor] = []
+    /// Copied (private) regions of the top-level message, whose bytes follow
+    /// the packet in fragments, in order (flag `continued`).
+    package private(set) var fragmentRegions: [MappedRegion] = []
     private let export: (CarriedRight) throws(PortError) -> ExportedRight
 
     package init(export: @escaping (CarriedRight) throws(PortError) -> ExportedRight) {
@@ -47,7 +50,7 @@ package struct WireEncoder {
 
     /// Encodes `content`; returns the packet's bytes before the body, and after it.
     package mutating func encode(
-        _ content: MessageContent, kind: WireFormat.Kind = .message
+        _ content: MessageContent, kind: WireFormat.Kind = .message, nested: Bool = false
     ) throws(PortError) -> (head: [UInt8], tail: [UInt8]) {
         var flags: WireFormat.Flags = content.countsAgainstLimit ? [.countsAgainstLimit] : []
         var exported: [ExportedRight] = []
@@ -55,8 +58,28 @@ package struct WireEncoder {
         for right in content.rights { exported.append(try export(right)) }
         // Regions after the rights, the reply right last (the decoder relies on it).
         for region in content.regions {
-            exported.append(ExportedRight(kind: .memory, identity: PortIdentity(origin: 0, number: 0),
-                                          descriptors: [region.descriptor]))
+            if let file = region.descriptor {
+                exported.append(ExportedRight(kind: .memory, identity: PortIdentity(origin: 0, number: 0),
+                                              descriptors: [file]))
+            } else if !nested && region.count > 0 {
+                // Its length in the entry; its bytes in fragments after the packet.
+                exported.append(ExportedRight(kind: .copiedRegion,
+                                              identity: PortIdentity(origin: UInt64(region.count), number: 0),
+                                              descriptors: []))
+                fragmentRegions.append(region)
+                flags.insert(.continued)
+            } else {
+                // A queued message inside a moved receive right cannot be
+                // followed by fragments (nor can an empty region): its copy
+                // goes in a sealed memfd.
+                let sealed: MappedRegion
+                do { sealed = try region.sealedCopy() } catch {
+                    throw PortError(error, "sealing a copied region of a queued message")
+                }
+                guard let file = sealed.descriptor else { preconditionFailure("sealedCopy returns a memfd") }
+                exported.append(ExportedRight(kind: .memory, identity: PortIdentity(origin: 0, number: 0),
+                                              descriptors: [file]))
+            }
         }
         if let reply = content.reply, reply.kind != .taken {
             exported.append(try export(reply))
@@ -123,7 +146,7 @@ package struct WireEncoder {
             descriptors.append(contentsOf: target.descriptors)
         }
         for message in transfer.queued {
-            let (head, tail) = try encode(message)
+            let (head, tail) = try encode(message, nested: true)
             var patched = head
             patch(&patched, descriptorCount: 0)
             writer.append(UInt32(head.count + message.body.count + tail.count))

@@ -17,10 +17,21 @@ package enum WireFormat {
     package static let maximumInlinePacket = 96 * 1024
     /// The most bytes a packet in a memfd may hold.
     package static let maximumMemoryFilePacket = 1 << 30
+    /// The most bytes of copied regions one fragmented message may carry.
+    package static let maximumFragmentedPayload = 1 << 30
+    /// The most region bytes one fragment packet carries: it fits the
+    /// receiver's packet buffer like any inline packet.
+    package static let maximumFragmentData = maximumInlinePacket - headerSize
+    /// Fragmented messages being reassembled at once on one connection (one
+    /// per sending process; a connection is shared only by processes that
+    /// were given the same send right).
+    package static let maximumAssemblies = 4
 
     package enum Kind: UInt8 {
         case message = 1
         case wait = 2
+        /// Region bytes of the fragmented message its sender is sending.
+        case fragment = 3
     }
 
     package struct Flags: OptionSet {
@@ -29,13 +40,15 @@ package enum WireFormat {
         package static let countsAgainstLimit = Flags(rawValue: 1)
         package static let hasReply = Flags(rawValue: 2)
         package static let inMemoryFile = Flags(rawValue: 4)
+        /// Copied regions follow in fragment packets.
+        package static let continued = Flags(rawValue: 8)
         /// The packet moves receive rights, whose transfer records carry
         /// notification requests and queued messages' original senders.
         /// Required with any receive entry, so a receiver that predates
         /// these records refuses the packet (unknown flag) rather than
         /// misreading it.
         package static let transfers = Flags(rawValue: 0x10)
-        package static let known: Flags = [.countsAgainstLimit, .hasReply, .inMemoryFile, .transfers]
+        package static let known: Flags = [.countsAgainstLimit, .hasReply, .inMemoryFile, .continued, .transfers]
     }
 
     package enum RightKind: UInt8 {
@@ -45,6 +58,8 @@ package enum WireFormat {
         case taken = 4
         /// Not a right: an out-of-line region (one sealed memfd).
         case memory = 5
+        /// Not a right: a copied region, its bytes in the fragments that follow.
+        case copiedRegion = 6
     }
 
     package enum ConnectionKind: UInt8 {

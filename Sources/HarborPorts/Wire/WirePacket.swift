@@ -14,11 +14,19 @@ package struct WirePacket {
     package var body: Range<Int>
     package var rights: [WireRight]
     package var reply: WireRight?
-    /// Descriptor indices of out-of-line regions.
-    package var regions: [Int] = []
+    /// Out-of-line regions, in order.
+    package var regions: [WireRegion] = []
     /// For a message queued on a moved port: its original sender, as the
     /// port's previous holder vouches (never trusted as kernel-verified).
     package var relayedSender: ProcessIdentity?
+}
+
+/// One out-of-line region of a parsed packet.
+package enum WireRegion {
+    /// A sealed memfd: its descriptor index.
+    case file(Int)
+    /// A copied region of this many bytes, sent in the fragments that follow.
+    case copied(Int)
 }
 
 /// One carried right: its kind, its port's identity and its descriptors.
@@ -30,6 +38,10 @@ package struct WireRight {
     package var identity: PortIdentity
     /// For a moved receive right: the port's state and queue.
     package var transfer: WireTransfer?
+}
+
+extension WireRight {
+    var isRegion: Bool { kind == .memory || kind == .copiedRegion }
 }
 
 /// A moved receive right's state: attributes, connections and queued messages.
@@ -97,6 +109,7 @@ extension WirePacket {
         guard bodyLength <= Message.maximumBodySize, expected == totalLength else {
             throw WireRejection(.badLength, "parts add up to \(expected), packet is \(totalLength)")
         }
+        guard kind != .fragment else { throw WireRejection(.unknownKind, "fragment parsed as a packet") }
         if kind == .wait {
             guard rightCount == 0, bodyLength == 0, nestedLength == 0, flags.isEmpty, topLevel, used.count == 1 else {
                 throw WireRejection(.badLength, "a wait packet carries exactly one descriptor and nothing else")
@@ -134,6 +147,7 @@ extension WirePacket {
             case .receive: 1...1
             case .taken: 0...0
             case .memory: 1...1
+            case .copiedRegion: 0...0
             }
             guard wanted.contains(count) else {
                 throw WireRejection(.descriptorMismatch, "a \(rightKind) right with \(count) descriptors")
@@ -157,18 +171,35 @@ extension WirePacket {
             rights.append(WireRight(kind: rightKind, firstDescriptor: first, descriptorCount: count,
                                     identity: identity, transfer: transfer))
         }
-        var regions: [Int] = []
-        if let firstRegion = rights.firstIndex(where: { $0.kind == .memory }) {
+        var regions: [WireRegion] = []
+        var copiedBytes = 0
+        if let firstRegion = rights.firstIndex(where: \.isRegion) {
             let tail = rights[firstRegion...]
-            let isReplyLast = flags.contains(.hasReply) && tail.last?.kind != .memory
+            let isReplyLast = flags.contains(.hasReply) && tail.last?.isRegion == false
             let regionEntries = isReplyLast ? tail.dropLast() : tail[...]
             guard regionEntries.count <= Message.maximumRegions,
-                  regionEntries.allSatisfy({ $0.kind == .memory }),
-                  rights[..<firstRegion].allSatisfy({ $0.kind != .memory }) else {
+                  regionEntries.allSatisfy(\.isRegion),
+                  rights[..<firstRegion].allSatisfy({ !$0.isRegion }) else {
                 throw WireRejection(.badLength, "regions must follow the rights, before the reply")
             }
-            regions = regionEntries.map(\.firstDescriptor)
+            for entry in regionEntries {
+                if entry.kind == .memory {
+                    regions.append(.file(entry.firstDescriptor))
+                    continue
+                }
+                // A copied region's length is in the identity's first word.
+                guard topLevel, entry.identity.number == 0, entry.identity.origin > 0,
+                      entry.identity.origin <= UInt64(WireFormat.maximumFragmentedPayload - copiedBytes) else {
+                    throw WireRejection(.badLength, "copied region of \(entry.identity.origin) bytes")
+                }
+                copiedBytes += Int(entry.identity.origin)
+                regions.append(.copied(Int(entry.identity.origin)))
+            }
             rights.removeSubrange(firstRegion..<(firstRegion + regionEntries.count))
+        }
+        let hasCopied = regions.contains { if case .copied = $0 { true } else { false } }
+        guard hasCopied == flags.contains(.continued) else {
+            throw WireRejection(.badLength, "the continued flag and the copied regions disagree")
         }
         var reply: WireRight?
         if flags.contains(.hasReply) {
@@ -239,6 +270,32 @@ extension WirePacket {
         guard reader.offset == end else { throw WireRejection(.badLength, "transfer has \(end - reader.offset) extra bytes") }
         return WireTransfer(queueLimit: queueLimit, sequenceNumber: sequenceNumber, madeSendRights: madeSendRights,
                             connections: connections, requests: requests, queued: queued)
+    }
+
+    /// Parses a fragment packet: a header (kind `fragment`, body length =
+    /// the data, everything else zero) and region bytes. Returns their range.
+    package static func parseFragment(_ bytes: UnsafeRawBufferPointer, descriptorCount: Int) throws(WireRejection) -> Range<Int> {
+        var reader = ByteReader(bytes)
+        guard bytes.count >= WireFormat.headerSize else { throw WireRejection(.truncated, "short fragment") }
+        let version = try reader.read(UInt8.self)
+        guard version == WireFormat.version else { throw WireRejection(.unknownVersion, "version \(version)") }
+        _ = try reader.read(UInt8.self)
+        let flags = try reader.read(UInt16.self)
+        let id = try reader.read(Int32.self)
+        let length = Int(try reader.read(UInt32.self))
+        let entries = try reader.read(UInt16.self)
+        let declared = try reader.read(UInt16.self)
+        let nested = try reader.read(UInt32.self)
+        let total = Int(try reader.read(UInt32.self))
+        guard flags == 0, id == 0, entries == 0, nested == 0, length > 0,
+              length <= WireFormat.maximumFragmentData, total == bytes.count,
+              total == WireFormat.headerSize + length else {
+            throw WireRejection(.badLength, "fragment of \(length) bytes in a \(bytes.count)-byte packet")
+        }
+        guard declared == 0, descriptorCount == 0 else {
+            throw WireRejection(.descriptorMismatch, "a fragment carries no descriptors")
+        }
+        return WireFormat.headerSize..<total
     }
 
     private static func claim(_ range: Range<Int>, in used: inout [Bool]) throws(WireRejection) {

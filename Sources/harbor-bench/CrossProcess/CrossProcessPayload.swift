@@ -32,10 +32,11 @@ struct CrossProcessPayload: Benchmark {
                 + "pair (4 MiB socket buffers; the kernel chunks it); the peer read()s 1 MiB at a time, summing as it goes.",
             "memfd: memset the reused buffer, memfd_create, write() it in, seal (write, shrink, grow), send the "
                 + "descriptor in SCM_RIGHTS; the peer checks the seals, mmaps read-only, sums, unmaps.",
-            "harbor: OutOfLineBuffer(count:) filled in place, message.attach(buffer), send; the peer sums "
-                + "message.regions[0].",
-            "harbor-payload: memset the reused buffer, Message(id:payload:) (copies; inline below "
-                + "Message.outOfLineThreshold), send; the peer sums the region or the body.",
+            "harbor (Harbor's default path): memset the reused buffer, Message(id:payload:) (copies: inline up "
+                + "to 64 KiB, else into private memory that crosses the connection in fragments of up to 96 KiB), "
+                + "send; the peer sums the region or the body.",
+            "harbor-ool: OutOfLineBuffer(count:) filled in place (a memfd, sealed on attach), message.attach(buffer), "
+                + "send; the peer maps it read-only and sums message.regions[0].",
             "× best raw: Harbor's median over the better raw median of the run (the target is ≤ 1.11, i.e. at "
                 + "least 0.9 × the better raw speed).",
         ]

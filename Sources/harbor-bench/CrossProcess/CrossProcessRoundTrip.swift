@@ -14,6 +14,8 @@ struct CrossProcessRoundTrip: Benchmark {
         [
             "floor: plain AF_UNIX SOCK_SEQPACKET socket pair, non-blocking, each side in its own epoll set: "
                 + "send, epoll_wait, recv (no Harbor code).",
+            "floor-passcred: the floor on a pair with SO_PASSCRED (the kernel attaches the sender's credentials, "
+                + "which Harbor's trailer reports), received with recvmsg and a control buffer. Not the ratio's floor.",
             "harbor: each side holds a send right to the other (made once); the client sends Message(id:body:) "
                 + "and blocks in receive() on its port, the peer receives and sends the body back.",
             "sdbus: libsystemd sd-bus, direct connection (server bus on the peer's end of a SOCK_STREAM pair, "
@@ -27,6 +29,7 @@ struct CrossProcessRoundTrip: Benchmark {
         let link = try PeerLink()
         return [
             SeqPacketPingPong(link: link, size: size),
+            SeqPacketPingPong(link: link, size: size, passCredentials: true),
             HarborRemoteEcho(link: link, size: size),
             SDBusRoundTrip(link: link, size: size),
         ]

@@ -9,6 +9,7 @@ enum PeerJob: UInt64 {
     case floorStream, harborStream
     case floorRights, harborSendOnce, harborSendRight
     case chunks, rawMemfd, harborPayload
+    case floorPassCred
     case exit = 99
 }
 
@@ -20,7 +21,7 @@ enum PeerJob: UInt64 {
 ///
 /// Channels, made before the spawn and inherited: `control` (blocking
 /// SEQPACKET), `ping` (non-blocking SEQPACKET, each side in epoll), `bulk`
-/// (blocking SEQPACKET), `stream` (blocking SOCK_STREAM, 4 MiB buffers),
+/// (blocking SEQPACKET), `pingCred` (`ping` with SO_PASSCRED), `stream` (blocking SOCK_STREAM, 4 MiB buffers),
 /// `sdbus` (SOCK_STREAM handed to sd-bus). Harbor's rights come the Harbor
 /// way: the initial message carries a send right to `home`, the peer's
 /// hello a send right to its port.
@@ -33,6 +34,10 @@ final class PeerLink {
     let bulk: CInt
     let stream: CInt
     let sdbus: CInt
+    /// Like `ping`, with SO_PASSCRED on both ends (the floor Harbor's
+    /// kernel-attested sender costs: the kernel attaches credentials).
+    let pingCred: CInt
+    let pingCredSet: CInt
     let home: ReceiveRight
     let toPeer: SendRight
     private var child: ChildProcess?
@@ -40,7 +45,7 @@ final class PeerLink {
     init() throws {
         var ends: [(CInt, CInt)] = []
         for (type, nonBlocking) in [(Raw.seqPacket, false), (Raw.seqPacket, true), (Raw.seqPacket, false),
-                                    (Raw.stream, false), (Raw.stream, false)] {
+                                    (Raw.stream, false), (Raw.stream, false), (Raw.seqPacket, true)] {
             ends.append(try Raw.inheritablePair(type, nonBlocking: nonBlocking))
         }
         for fd in [ends[3].0, ends[3].1] {
@@ -52,6 +57,12 @@ final class PeerLink {
         for (mine, _) in ends { _ = fcntl(mine, F_SETFD, FD_CLOEXEC) }
         (control, ping, bulk, stream, sdbus) = (ends[0].0, ends[1].0, ends[2].0, ends[3].0, ends[4].0)
         pingSet = try Raw.epoll(watching: ping)
+        for fd in [ends[5].0, ends[5].1] {
+            var on: CInt = 1
+            setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, socklen_t(MemoryLayout<CInt>.size))
+        }
+        pingCred = ends[5].0
+        pingCredSet = try Raw.epoll(watching: pingCred)
         home = ReceiveRight()
         var first = Message(id: 0)
         first.attach(home.makeSendRight())
@@ -84,6 +95,6 @@ final class PeerLink {
     deinit {
         begin(.exit, count: 0)
         if let child = child.take() { _ = child.waitForExit() }
-        for fd in [control, ping, pingSet, bulk, stream, sdbus] { close(fd) }
+        for fd in [control, ping, pingSet, bulk, stream, sdbus, pingCred, pingCredSet] { close(fd) }
     }
 }

@@ -4,12 +4,13 @@ import CSystemd
 import Glibc
 import Harbor
 
-/// Entry point of `harbor-bench __cross-process-peer <control> <ping> <bulk> <stream> <sdbus>`.
+/// Entry point of `harbor-bench __cross-process-peer <control> <ping> <bulk> <stream> <sdbus> <pingCred>`.
 func runCrossProcessPeer(_ arguments: [String]) -> Never {
     let fds = arguments.compactMap { CInt($0) }
-    guard fds.count == 5 else { abortBenchmark("peer: expected 5 descriptors, got \(arguments)") }
+    guard fds.count == 6 else { abortBenchmark("peer: expected 6 descriptors, got \(arguments)") }
     do {
-        let peer = try PeerProcess(control: fds[0], ping: fds[1], bulk: fds[2], stream: fds[3], sdbus: fds[4])
+        let peer = try PeerProcess(control: fds[0], ping: fds[1], bulk: fds[2], stream: fds[3], sdbus: fds[4],
+                                   pingCred: fds[5])
         peer.serve()
     } catch {
         abortBenchmark("peer: \(error)")
@@ -18,7 +19,7 @@ func runCrossProcessPeer(_ arguments: [String]) -> Never {
 }
 
 final class PeerProcess {
-    let control, ping, pingSet, bulk, stream: CInt
+    let control, ping, pingSet, bulk, stream, pingCred, pingCredSet: CInt
     let home: SendRight
     let port = ReceiveRight()
     let sdbus: SDBusServer
@@ -26,9 +27,11 @@ final class PeerProcess {
     let buffer = UnsafeMutableRawPointer.allocate(byteCount: 1 << 20, alignment: 64)
     static let bufferSize = 1 << 20
 
-    init(control: CInt, ping: CInt, bulk: CInt, stream: CInt, sdbus: CInt) throws {
+    init(control: CInt, ping: CInt, bulk: CInt, stream: CInt, sdbus: CInt, pingCred: CInt) throws {
         (self.control, self.ping, self.bulk, self.stream) = (control, ping, bulk, stream)
         pingSet = try Raw.epoll(watching: ping)
+        self.pingCred = pingCred
+        pingCredSet = try Raw.epoll(watching: pingCred)
         var first = try Message.receiveInitial(timeout: .seconds(30))
         home = try first.takeSendRight(at: 0)
         // Room for a throughput batch without the sender waiting for slots
@@ -63,6 +66,14 @@ final class PeerProcess {
                 Raw.waitReady(pingSet)
                 let received = recv(ping, buffer, Self.bufferSize, 0)
                 _ = send(ping, buffer, received, Int32(charbor_MSG_NOSIGNAL))
+            }
+        case .floorPassCred:
+            let control = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)
+            defer { control.deallocate() }
+            for _ in 0..<count {
+                Raw.waitReady(pingCredSet)
+                let received = Raw.receiveWithCredentials(pingCred, buffer, Self.bufferSize, control: control)
+                _ = send(pingCred, buffer, received, Int32(charbor_MSG_NOSIGNAL))
             }
         case .harborEcho:
             for _ in 0..<count {

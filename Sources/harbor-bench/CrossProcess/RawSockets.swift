@@ -43,6 +43,22 @@ enum Raw {
         while epoll_wait(set, &event, 1, -1) != 1 {}
     }
 
+    /// `recvmsg` with a control buffer for the SCM_CREDENTIALS the kernel
+    /// attaches when SO_PASSCRED is set (as Harbor receives); the byte count.
+    @inline(__always)
+    static func receiveWithCredentials(_ fd: CInt, _ buffer: UnsafeMutableRawPointer, _ capacity: Int,
+                                       control: UnsafeMutableRawPointer) -> Int {
+        var vector = iovec(iov_base: buffer, iov_len: capacity)
+        var message = msghdr()
+        return withUnsafeMutablePointer(to: &vector) { vectorPointer in
+            message.msg_iov = vectorPointer
+            message.msg_iovlen = 1
+            message.msg_control = control
+            message.msg_controllen = 256
+            return recvmsg(fd, &message, 0)
+        }
+    }
+
     /// Writes all of `count` bytes to a blocking descriptor.
     static func writeAll(_ fd: CInt, _ bytes: UnsafeRawPointer, _ count: Int) {
         var done = 0
