@@ -17,6 +17,10 @@ enum Command {
     static let hold: Int32 = 7         // rights [x]: keep x until exit
     static let region: Int32 = 8       // reply "count:sum" of the first out-of-line region
     static let exit: Int32 = 9
+    static let useHeld: Int32 = 10     // send "used by <pid>" on every held send right, reply
+    static let keep: Int32 = 11        // rights [receive]: keep it until exit, reply
+    static let receiveKept: Int32 = 12 // receive on the kept right for body ms, reply its text or "timeout"
+    static let drainTrailers: Int32 = 13 // rights [receive]: reply "text@pid@relayedBy" per queued message
 }
 
 func serve() throws {
@@ -24,6 +28,7 @@ func serve() throws {
     let home = try first.takeSendRight(at: 0)
     let port = ReceiveRight()
     var held: [SendRight] = []
+    var kept: ReceiveRight? = nil
     var hello = Message(id: Command.hello, text: "pid \(getpid())")
     hello.attach(port.makeSendRight())
     try home.send(hello)
@@ -67,8 +72,28 @@ func serve() throws {
                 }
             } ?? "none"
             try message.reply(Message(id: Command.region, text: summary))
+        case Command.useHeld:
+            for right in held { try right.send(Message(id: Command.used, text: "used by \(getpid())")) }
+            try message.reply(Message(id: Command.useHeld, text: "done"))
+        case Command.keep:
+            kept = try message.takeReceiveRight(at: 0)
+            try message.reply(Message(id: Command.keep, text: "kept"))
+        case Command.receiveKept:
+            let milliseconds = Int(message.text) ?? 1000
+            var text = "timeout"
+            if let got = try? kept?.receive(timeout: Duration.milliseconds(milliseconds)) { text = got.text }
+            try message.reply(Message(id: Command.receiveKept, text: text))
+        case Command.drainTrailers:
+            let moved = try message.takeReceiveRight(at: 0)
+            var entries: [String] = []
+            while let queued = moved.tryReceive() {
+                let trailer = queued.trailer
+                entries.append("\(queued.text)@\(trailer.sender.pid)@\(trailer.relayedBy.map { "\($0.pid)" } ?? "-")")
+            }
+            try message.reply(Message(id: Command.drainTrailers, text: entries.joined(separator: ",")))
         case Command.exit:
             held.removeAll()
+            kept = nil
             return
         default:
             break

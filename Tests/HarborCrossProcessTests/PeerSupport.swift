@@ -26,6 +26,10 @@ enum PeerCommand {
     static let hold: Int32 = 7
     static let region: Int32 = 8
     static let exit: Int32 = 9
+    static let useHeld: Int32 = 10
+    static let keep: Int32 = 11
+    static let receiveKept: Int32 = 12
+    static let drainTrailers: Int32 = 13
 }
 
 /// A running peer and a send right to its port.

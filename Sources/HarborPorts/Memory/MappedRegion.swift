@@ -13,6 +13,11 @@ import Glibc
 /// socket). The private kind has no descriptor; crossing a process it is
 /// copied through the socket in fragments.
 ///
+/// `F_SEAL_WRITE` is required of a memfd; `F_SEAL_FUTURE_WRITE` is not
+/// accepted in its place: it stops new writes but not a shared writable
+/// mapping the sender already holds. `F_SEAL_WRITE` cannot be added while
+/// such a mapping exists (`EBUSY`), so its presence proves there is none.
+///
 /// **Thread safety:** immutable once made; any thread.
 package final class MappedRegion: @unchecked Sendable {
     // @unchecked: the bytes are read-only (sealed memfd) or written only by
@@ -22,12 +27,21 @@ package final class MappedRegion: @unchecked Sendable {
     package let count: Int
     private let address: UnsafeMutableRawPointer?
 
+    /// The seals a received memfd must carry, all of them.
+    package static let requiredSeals = charbor_F_SEAL_WRITE | charbor_F_SEAL_SHRINK | charbor_F_SEAL_GROW
+        | charbor_F_SEAL_SEAL
+
+    /// Whether `error` (thrown by `init`) means the seals were insufficient.
+    package static func isUnsealed(_ error: SystemError) -> Bool {
+        error.call == unsealedCall && error.code == EPERM
+    }
+
+    private static let unsealedCall = "memfd seals"
+
     /// Maps `descriptor` after checking its seals and that it holds at most `limit` bytes.
     package init(sealed descriptor: SharedDescriptor, limit: Int) throws(SystemError) {
         let seals = try MemoryFile.seals(descriptor.rawValue)
-        let required = charbor_F_SEAL_SHRINK | charbor_F_SEAL_GROW
-        guard seals & required == required,
-              seals & (charbor_F_SEAL_WRITE | charbor_F_SEAL_FUTURE_WRITE) != 0 else {
+        guard seals & Self.requiredSeals == Self.requiredSeals else {
             throw SystemError(errno: EPERM, call: "memfd seals")
         }
         let size = try MemoryFile.size(descriptor.rawValue)

@@ -14,11 +14,21 @@ public struct MessageTrailer: Hashable, Sendable {
     /// True for notifications the runtime generated (no-senders, dead-name,
     /// send-once, port-destroyed); no sender can set it.
     public internal(set) var isNotification: Bool
+    /// Non-nil when the message was queued on a port whose receive right
+    /// then moved here from another process: the kernel-verified identity
+    /// of that process, which vouches for `sender` (its own kernel's word,
+    /// or what its own predecessor vouched for). `sender` is then that
+    /// process's claim, not something this process's kernel checked; trust
+    /// it as far as you trust the relaying process. Nil when `sender` comes
+    /// straight from the kernel. Mach keeps audit trailers through moves in
+    /// the kernel; across Linux processes the previous holder must vouch.
+    public internal(set) var relayedBy: ProcessIdentity?
 
     package init(sender: ProcessIdentity, isNotification: Bool = false) {
         self.sequenceNumber = 0
         self.sender = sender
         self.port = nil
         self.isNotification = isNotification
+        self.relayedBy = nil
     }
 }

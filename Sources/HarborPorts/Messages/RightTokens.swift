@@ -38,6 +38,10 @@ package final class SendOnceToken: Sendable {
         !used.exchange(true, ordering: .acquiringAndReleasing)
     }
 
+    /// Marks the right unused again: a send that exported it failed and
+    /// gave it back.
+    package func markUnused() { used.store(false, ordering: .releasing) }
+
     deinit { port.sendOnceReleased(used: used.load(ordering: .acquiring)) }
 }
 

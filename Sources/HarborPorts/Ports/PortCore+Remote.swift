@@ -112,7 +112,13 @@ extension PortCore {
         case .sendOnce(let token):
             // The right leaves; the connection stands for it from now on.
             _ = token.markUsed()
-            return try token.port.exportSendOnce()
+            var exported = try token.port.exportSendOnce()
+            let withdraw = exported.undo
+            exported.undo = {
+                withdraw?()
+                token.markUnused()
+            }
+            return exported
         case .receive(let token):
             return try token.port.exportReceive()
         }
@@ -138,17 +144,25 @@ extension PortCore {
         }
         let transport = try ensureTransport()
         do {
-            let socket = try transport.makeConnection(.sendOnce)
+            let (socket, token) = try transport.makeWithdrawableConnection(.sendOnce)
             sendOnceMade()
-            return ExportedRight(kind: .sendOnce, identity: identity, descriptors: [socket])
+            // Should the send fail, the connection goes without its closing
+            // being reported: the right it stood for is still in the message.
+            let undo = { [self] in
+                if let token { transport.withdraw(token) }
+                state.withLock { $0.machine.sendOnceReleased() }
+            }
+            return ExportedRight(kind: .sendOnce, identity: identity, descriptors: [socket], undo: undo)
         } catch {
             throw PortError(error, "exporting a send-once right to \(name)")
         }
     }
 
-    /// Moves the receive right out: the queue, the connections and the slot
-    /// counter travel; this object becomes a proxy for the local send rights
-    /// that remain, through one new connection that travels too.
+    /// Moves the receive right out: the queue, the connections, the slot
+    /// counter and the notification requests travel; this object becomes a
+    /// proxy for the local send rights that remain, through one new
+    /// connection that travels too. Should the send fail, `undo` makes it
+    /// the port again, with all of that back (`restoreAfterFailedMove`).
     private func exportReceive() throws(PortError) -> ExportedRight {
         let transport = try ensureTransport()
         let forwarder: (receiving: SharedDescriptor, sending: SharedDescriptor)
@@ -170,16 +184,60 @@ extension PortCore {
         }
         let set = join(nil)
         set?.removeMember(name)
-        var connections = transport.takeConnections()
+        let moved = transport.takeConnections()
         transport.shutDown()
+        var connections = moved
         connections.append((.send, forwarder.receiving))
         // Local senders that waited for room now send through the route.
         for parker in taken.blocked { parker.unpark() }
+        var requests: [(kind: WireFormat.RequestKind, target: CarriedRight)] = []
+        if let target = taken.noSenders { requests.append((.noSenders, .sendOnce(target))) }
+        if let target = taken.portDestroyed { requests.append((.portDestroyed, .sendOnce(target))) }
         let transfer = ExportedTransfer(
             queueLimit: taken.limit, sequenceNumber: taken.sequenceNumber, madeSendRights: taken.made,
-            connections: connections, queued: Array(taken.queue))
+            connections: connections, requests: requests, queued: Array(taken.queue))
+        let slots = transport.slots
+        let undo = { [self] in
+            restoreAfterFailedMove(route: route, slots: slots, connections: moved,
+                                   forwarder: forwarder.receiving, taken: taken)
+        }
         return ExportedRight(kind: .receive, identity: identity, descriptors: [transport.slots.descriptor],
-                             transfer: transfer)
+                             transfer: transfer, undo: undo)
+    }
+
+    /// The send that carried the receive right away failed: the port is
+    /// here again, exactly as it left. Its connections and slot counter come
+    /// back under a new transport; the forwarder's receiving end becomes a
+    /// connection too, so whatever local senders sent through the route
+    /// meanwhile is received, and its closing balances its count.
+    private func restoreAfterFailedMove(
+        route: RemoteRoute, slots: SharedSlots, connections: [(kind: WireFormat.ConnectionKind, socket: SharedDescriptor)],
+        forwarder: SharedDescriptor, taken: PortStateMachine.Moving
+    ) {
+        guard let epollFD = try? readinessDescriptor() else { return }
+        let transport = PortTransport(slots: slots, epollFD: epollFD)
+        var signal: ReadinessSignal?
+        let released = state.withLock { guarded -> [SendOnceToken]? in
+            guard guarded.route === route, !guarded.machine.isDead else { return nil }
+            guarded.route = nil
+            guarded.transport = transport
+            hasTransport.store(true, ordering: .releasing)
+            guarded.machine.connectionAdopted()
+            let (released, becameReadable) = guarded.machine.restoreAfterFailedMove(taken)
+            if becameReadable, let readiness = guarded.readiness {
+                readiness.announce()
+                signal = readiness
+            }
+            return released
+        }
+        guard let released else { return }
+        _ = released  // replaced by requests made meanwhile: released here, outside the lock
+        for (kind, socket) in connections { _ = try? transport.adopt(socket, kind: kind) }
+        _ = try? transport.adopt(forwarder, kind: .send)
+        if let signal, signal.signalAfterUnlock() { clearSpuriousReadiness() }
+        // Remote senders that waited for a slot were woken by the shut-down
+        // and register again; wake any that registered meanwhile.
+        transport.slotFreed(port: self)
     }
 
     // MARK: Importing rights
@@ -213,7 +271,8 @@ extension PortCore {
 
     static func importReceiveRight(
         _ identity: PortIdentity, slots: SharedDescriptor,
-        connections: [(WireFormat.ConnectionKind, SharedDescriptor)], queued: [MessageContent],
+        connections: [(WireFormat.ConnectionKind, SharedDescriptor)],
+        requests: [(WireFormat.RequestKind, SendOnceToken)], queued: [MessageContent],
         limit: Int, sequenceNumber: UInt64, made: UInt64
     ) throws(WireRejection) -> ReceiveRightToken {
         for (_, socket) in connections where !isSeqPacketSocket(socket) {
@@ -250,6 +309,17 @@ extension PortCore {
             }
         }
         for content in queued { port.acceptRemote(content) }
+        // The requests made before the move hold here now: no-senders fires
+        // when the last connection closes and no local send right is left.
+        for (kind, target) in requests {
+            let replaced = port.state.withLock { guarded in
+                switch kind {
+                case .noSenders: guarded.machine.requestNoSenders(target)
+                case .portDestroyed: guarded.machine.requestPortDestroyed(target)
+                }
+            }
+            _ = replaced
+        }
         return ReceiveRightToken(port: port)
     }
 

@@ -76,17 +76,60 @@ package struct PortStateMachine {
         return Dequeued(content: content, becameEmpty: queue.isEmpty, senderToWake: wake)
     }
 
-    /// Takes the whole queue and the attributes for a receive right that
-    /// moves to another process; the machine keeps counting local rights.
-    package mutating func takeForMove() -> (queue: Deque<MessageContent>, limit: Int, sequenceNumber: UInt64,
-                                            made: UInt64, blocked: Deque<Parker>) {
+    /// What a receive right takes along when it moves to another process.
+    package struct Moving {
+        package var queue: Deque<MessageContent>
+        package var limit: Int
+        package var sequenceNumber: UInt64
+        package var made: UInt64
+        package var blocked: Deque<Parker>
+        /// The notification requests travel with the right (their send-once
+        /// rights move with it), as Mach keeps them on the port.
+        package var noSenders: SendOnceToken?
+        package var portDestroyed: SendOnceToken?
+    }
+
+    /// Takes the whole queue, the attributes and the notification requests
+    /// for a receive right that moves to another process; the machine keeps
+    /// counting local rights.
+    package mutating func takeForMove() -> Moving {
         defer {
             queue.removeAll()
             countedMessages = 0
             blockedSenders.removeAll()
+            noSendersRequest = nil
+            portDestroyedRequest = nil
         }
-        return (queue, queueLimit, sequenceNumber, madeSendRights, blockedSenders)
+        return Moving(queue: queue, limit: queueLimit, sequenceNumber: sequenceNumber, made: madeSendRights,
+                      blocked: blockedSenders, noSenders: noSendersRequest, portDestroyed: portDestroyedRequest)
     }
+
+    /// Puts back what `takeForMove` took, after the send that carried the
+    /// receive right failed: the queue (whose messages still hold their
+    /// shared slots) in front, and the requests unless new ones were made
+    /// meanwhile. Returns the requests that lost (to release outside the lock)
+    /// and whether the queue became non-empty.
+    package mutating func restoreAfterFailedMove(
+        _ moving: Moving
+    ) -> (released: [SendOnceToken], becameReadable: Bool) {
+        let wasEmpty = queue.isEmpty
+        for content in moving.queue.reversed() {
+            if content.countsAgainstLimit { countedMessages += 1 }
+            queue.prepend(content)
+        }
+        var released: [SendOnceToken] = []
+        if let target = moving.noSenders {
+            if noSendersRequest == nil { noSendersRequest = target } else { released.append(target) }
+        }
+        if let target = moving.portDestroyed {
+            if portDestroyedRequest == nil { portDestroyedRequest = target } else { released.append(target) }
+        }
+        return (released, wasEmpty && !queue.isEmpty)
+    }
+
+    /// Counts a connection that stands for send rights already counted
+    /// elsewhere (a failed move's forwarder): its closing balances this.
+    package mutating func connectionAdopted() { sendRights += 1 }
 
     /// Installs a moved-in port's attributes.
     package mutating func adopt(limit: Int, sequenceNumber: UInt64, made: UInt64) {

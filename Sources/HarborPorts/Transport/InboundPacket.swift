@@ -71,7 +71,7 @@ package enum InboundPacket {
         guard let file = descriptors.claim(0) else { throw WireRejection(.descriptorMismatch, "no memory file") }
         let region: MappedRegion
         do { region = try MappedRegion(sealed: file, limit: WireFormat.maximumMemoryFilePacket) } catch {
-            throw WireRejection(.badDescriptor, "memory-file packet: \(error)")
+            throw WireRejection(MappedRegion.isUnsealed(error) ? .unsealed : .badDescriptor, "memory-file packet: \(error)")
         }
         let bytes = region.bytes
         // The inner packet indexes descriptors after the memfd: shift by one.
@@ -92,9 +92,13 @@ package enum InboundPacket {
         let reply = try packet.reply.map { right throws(WireRejection) in
             try importRight(right, bytes, descriptors, base: base, sender: sender)
         }
+        // A queued message of a moved port keeps its original sender, marked
+        // as relayed by the process the kernel says the port came from.
+        var trailer = MessageTrailer(sender: packet.relayedSender ?? sender)
+        if packet.relayedSender != nil { trailer.relayedBy = sender }
         var content = MessageContent(
             id: packet.id, body: Array(UnsafeRawBufferPointer(rebasing: bytes[packet.body])),
-            rights: rights, reply: reply, trailer: MessageTrailer(sender: sender))
+            rights: rights, reply: reply, trailer: trailer)
         for region in packet.regions {
             switch region {
             case .file(let index):
@@ -102,7 +106,8 @@ package enum InboundPacket {
                     throw WireRejection(.descriptorMismatch, "region descriptor \(index) missing")
                 }
                 do { content.regions.append(try MappedRegion(sealed: file, limit: Int.max)) } catch {
-                    throw WireRejection(.badDescriptor, "out-of-line region: \(error)")
+                    throw WireRejection(MappedRegion.isUnsealed(error) ? .unsealed : .badDescriptor,
+                                        "out-of-line region: \(error)")
                 }
             case .copied(let count):
                 // Address space only: pages are committed as fragments fill them.
@@ -142,12 +147,17 @@ package enum InboundPacket {
             for connection in transfer.connections {
                 connections.append((connection.kind, try take(connection.descriptor)))
             }
+            var requests: [(WireFormat.RequestKind, SendOnceToken)] = []
+            for request in transfer.requests {
+                let socket = try take(request.descriptor)
+                requests.append((request.kind, try PortCore.importSendOnceRight(request.identity, socket: socket)))
+            }
             var queued: [MessageContent] = []
             for message in transfer.queued {
                 queued.append(try materialize(message, bytes, descriptors, base: base, sender: sender))
             }
             return .receive(try PortCore.importReceiveRight(
-                right.identity, slots: slots, connections: connections, queued: queued,
+                right.identity, slots: slots, connections: connections, requests: requests, queued: queued,
                 limit: transfer.queueLimit, sequenceNumber: transfer.sequenceNumber, made: transfer.madeSendRights))
         }
     }

@@ -54,16 +54,29 @@ package final class PortTransport: Sendable {
 
     /// Makes a new connection; returns the sending end to hand to another process.
     package func makeConnection(_ kind: WireFormat.ConnectionKind) throws(SystemError) -> SharedDescriptor {
+        try makeWithdrawableConnection(kind).sending
+    }
+
+    /// Makes a new connection; returns its sending end and the token that
+    /// `withdraw` takes to forget it, should the right it stands for never leave.
+    package func makeWithdrawableConnection(
+        _ kind: WireFormat.ConnectionKind
+    ) throws(SystemError) -> (sending: SharedDescriptor, token: UInt64?) {
         let (receiving, sending) = try SeqPacketSocket.makePair()
         try SeqPacketSocket.setOption(receiving.rawValue, charbor_SO_PASSCRED, 1)
         // Room for a full queue of large messages in flight (capped by wmem_max).
         try? SeqPacketSocket.setOption(sending.rawValue, charbor_SO_SNDBUF, 4 << 20)
-        try adopt(receiving, kind: kind)
-        return sending
+        let token = try adopt(receiving, kind: kind)
+        return (sending, token)
     }
 
+    /// Forgets a connection without reporting its closing: the send that
+    /// would have carried its sending end away failed.
+    package func withdraw(_ token: UInt64) { close(token) }
+
     /// Starts receiving on a connection's receiving end (made here, or moved in).
-    package func adopt(_ socket: SharedDescriptor, kind: WireFormat.ConnectionKind) throws(SystemError) {
+    @discardableResult
+    package func adopt(_ socket: SharedDescriptor, kind: WireFormat.ConnectionKind) throws(SystemError) -> UInt64? {
         let token = table.withLock { table -> UInt64? in
             if table.isShutDown { return nil }
             defer { table.nextToken += 1 }
@@ -71,13 +84,14 @@ package final class PortTransport: Sendable {
             table.connections[token] = Connection(socket: socket, kind: kind)
             return token
         }
-        guard let token else { return }
+        guard let token else { return nil }
         do {
             try EpollControl.add(epollFD, socket.rawValue, events: .readable, token: token)
         } catch {
             _ = table.withLock { $0.connections.removeValue(forKey: token) }
             throw error
         }
+        return token
     }
 
     /// Takes every connection out, for a receive right leaving the process.
@@ -424,8 +438,10 @@ package final class PortTransport: Sendable {
     }
 
     /// Closes every connection (senders elsewhere see hang-up) and waiter.
+    /// Waiters are woken first: if the port moved, they register again
+    /// through their connection with its new holder.
     package func shutDown() {
-        let (connections, watches) = pumpBuffers.withLock { buffers in
+        let (connections, watches, waiters) = pumpBuffers.withLock { buffers in
             buffers.assemblies.removeAll()
             return table.withLock { table in
                 table.isShutDown = true
@@ -434,9 +450,11 @@ package final class PortTransport: Sendable {
                     table.watches.removeAll()
                     table.waiters.removeAll()
                 }
-                return (Array(table.connections.values), Array(table.watches.values))
+                return (Array(table.connections.values), Array(table.watches.values), table.waiters)
             }
         }
+        var one: UInt64 = 1
+        for waiter in waiters { _ = Glibc.write(waiter.rawValue, &one, 8) }
         for connection in connections { EpollControl.remove(epollFD, connection.socket.rawValue) }
         for watch in watches { EpollControl.remove(epollFD, watch.route.socket.rawValue) }
     }

@@ -39,9 +39,12 @@ package final class RemoteRoute: Sendable {
         if counted, let slots, !slots.tryAcquire() {
             try waitForSlot(slots, deadline: deadline, content: content, port: port)
         }
+        // Only a message carrying rights exports anything that may need undoing.
+        let journal = content.rights.isEmpty && content.reply == nil ? nil : ExportJournal()
         do {
-            try transmit(content, deadline: deadline)
+            try transmit(content, deadline: deadline, journal: journal)
         } catch {
+            journal?.rollBack()
             if counted { slots?.release() }
             if error.code == .deadName { port?.remoteDied() }
             throw PortError(error.code, "send to \(name): \(error.detail)", underlying: error.underlying,
@@ -49,8 +52,12 @@ package final class RemoteRoute: Sendable {
         }
     }
 
-    private func transmit(_ content: MessageContent, deadline: WaitDeadline) throws(PortError) {
-        var encoder = WireEncoder(export: PortCore.export)
+    private func transmit(_ content: MessageContent, deadline: WaitDeadline, journal: ExportJournal?) throws(PortError) {
+        var encoder = if let journal {
+            WireEncoder { (right) throws(PortError) in try journal.export(right) }
+        } else {
+            WireEncoder(export: PortCore.export)
+        }
         let (head, tail) = try encoder.encode(content)
         let fragments = encoder.fragmentRegions
         if fragments.isEmpty {

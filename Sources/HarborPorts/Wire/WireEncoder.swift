@@ -9,13 +9,17 @@ package struct ExportedRight {
     package var descriptors: [SharedDescriptor]
     /// For a moved receive right: its state and queue.
     package var transfer: ExportedTransfer?
+    /// Puts the right back as it was, should the send carrying it fail
+    /// (Transport/ExportJournal.swift); nil when nothing needs undoing.
+    package var undo: (() -> Void)?
 
     package init(kind: WireFormat.RightKind, identity: PortIdentity, descriptors: [SharedDescriptor],
-                 transfer: ExportedTransfer? = nil) {
+                 transfer: ExportedTransfer? = nil, undo: (() -> Void)? = nil) {
         self.kind = kind
         self.identity = identity
         self.descriptors = descriptors
         self.transfer = transfer
+        self.undo = undo
     }
 }
 
@@ -26,6 +30,8 @@ package struct ExportedTransfer {
     package var sequenceNumber: UInt64
     package var madeSendRights: UInt64
     package var connections: [(kind: WireFormat.ConnectionKind, socket: SharedDescriptor)]
+    /// Notification requests travelling with the right: send-once rights.
+    package var requests: [(kind: WireFormat.RequestKind, target: CarriedRight)] = []
     package var queued: [MessageContent]
 }
 
@@ -80,6 +86,7 @@ package struct WireEncoder {
             flags.insert(.hasReply)
         }
 
+        if exported.contains(where: { $0.transfer != nil }) { flags.insert(.transfers) }
         var nested = ByteWriter()
         var entries = ByteWriter(capacity: exported.count * WireFormat.entrySize)
         for right in exported {
@@ -120,7 +127,7 @@ package struct WireEncoder {
         writer.append(UInt32(transfer.queueLimit))
         writer.append(UInt32(transfer.connections.count))
         writer.append(UInt32(transfer.queued.count))
-        writer.append(UInt32(0))
+        writer.append(UInt32(transfer.requests.count))
         writer.append(transfer.sequenceNumber)
         writer.append(transfer.madeSendRights)
         for connection in transfer.connections {
@@ -129,11 +136,27 @@ package struct WireEncoder {
             writer.append(UInt32(descriptors.count))
             descriptors.append(connection.socket)
         }
+        for request in transfer.requests {
+            let target = try export(request.target)
+            writer.append(request.kind.rawValue)
+            writer.append(UInt8(0)); writer.append(UInt8(0)); writer.append(UInt8(0))
+            writer.append(UInt32(descriptors.count))
+            writer.append(target.identity.origin)
+            writer.append(target.identity.number)
+            descriptors.append(contentsOf: target.descriptors)
+        }
         for message in transfer.queued {
             let (head, tail) = try encode(message, nested: true)
             var patched = head
             patch(&patched, descriptorCount: 0)
             writer.append(UInt32(head.count + message.body.count + tail.count))
+            // Who sent it, as this process's kernel (or its own mover) said:
+            // the receiver records it as relayed by us (Docs/CrossProcess.md).
+            let sender = message.trailer.sender
+            writer.append(Int32(sender.pid))
+            writer.append(UInt32(sender.uid))
+            writer.append(UInt32(sender.gid))
+            writer.append(UInt32(0))
             writer.append(contentsOf: patched)
             writer.append(contentsOf: message.body)
             writer.append(contentsOf: tail)

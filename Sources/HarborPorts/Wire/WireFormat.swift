@@ -42,7 +42,13 @@ package enum WireFormat {
         package static let inMemoryFile = Flags(rawValue: 4)
         /// Copied regions follow in fragment packets.
         package static let continued = Flags(rawValue: 8)
-        package static let known: Flags = [.countsAgainstLimit, .hasReply, .inMemoryFile, .continued]
+        /// The packet moves receive rights, whose transfer records carry
+        /// notification requests and queued messages' original senders.
+        /// Required with any receive entry, so a receiver that predates
+        /// these records refuses the packet (unknown flag) rather than
+        /// misreading it.
+        package static let transfers = Flags(rawValue: 0x10)
+        package static let known: Flags = [.countsAgainstLimit, .hasReply, .inMemoryFile, .continued, .transfers]
     }
 
     package enum RightKind: UInt8 {
@@ -60,6 +66,17 @@ package enum WireFormat {
         case send = 1
         case sendOnce = 2
     }
+
+    /// A notification request travelling with a moved receive right.
+    package enum RequestKind: UInt8 {
+        case noSenders = 1
+        case portDestroyed = 2
+    }
+
+    /// A request in a transfer record: kind, descriptor index, identity.
+    package static let requestEntrySize = 24
+    /// A queued message's original sender in a transfer record.
+    package static let relayedSenderSize = 16
 }
 
 /// Appends little-endian integers and bytes to a growing buffer.

@@ -16,6 +16,9 @@ package struct WirePacket {
     package var reply: WireRight?
     /// Out-of-line regions, in order.
     package var regions: [WireRegion] = []
+    /// For a message queued on a moved port: its original sender, as the
+    /// port's previous holder vouches (never trusted as kernel-verified).
+    package var relayedSender: ProcessIdentity?
 }
 
 /// One out-of-line region of a parsed packet.
@@ -47,6 +50,8 @@ package struct WireTransfer {
     package var sequenceNumber: UInt64
     package var madeSendRights: UInt64
     package var connections: [(kind: WireFormat.ConnectionKind, descriptor: Int)]
+    /// Notification requests: each a send-once right (one descriptor).
+    package var requests: [(kind: WireFormat.RequestKind, descriptor: Int, identity: PortIdentity)]
     package var queued: [WirePacket]
 }
 
@@ -151,6 +156,9 @@ extension WirePacket {
             var transfer: WireTransfer?
             if rightKind == .receive {
                 guard depth < WireFormat.maximumNesting else { throw WireRejection(.tooDeep, "depth \(depth)") }
+                guard flags.contains(.transfers) else {
+                    throw WireRejection(.unknownKind, "a receive right without the transfers flag")
+                }
                 guard nestedOffset >= 0, nestedSize >= WireFormat.transferHeaderSize,
                       nestedOffset <= nestedLength, nestedSize <= nestedLength - nestedOffset else {
                     throw WireRejection(.badLength, "transfer at \(nestedOffset)+\(nestedSize) of \(nestedLength)")
@@ -210,13 +218,15 @@ extension WirePacket {
         let queueLimit = Int(try reader.read(UInt32.self))
         let connectionCount = Int(try reader.read(UInt32.self))
         let queuedCount = Int(try reader.read(UInt32.self))
-        _ = try reader.read(UInt32.self)
+        let requestCount = Int(try reader.read(UInt32.self))
         let sequenceNumber = try reader.read(UInt64.self)
         let madeSendRights = try reader.read(UInt64.self)
         guard queueLimit <= PortStateMachine.maximumQueueLimit,
               connectionCount <= SeqPacketSocket.maximumDescriptors,
               queuedCount <= PortStateMachine.maximumQueueLimit * 2,
-              connectionCount * WireFormat.connectionEntrySize <= end - reader.offset else {
+              requestCount <= 2,
+              connectionCount * WireFormat.connectionEntrySize + requestCount * WireFormat.requestEntrySize
+                <= end - reader.offset else {
             throw WireRejection(.badLength, "transfer of \(connectionCount) connections, \(queuedCount) messages")
         }
         var connections: [(kind: WireFormat.ConnectionKind, descriptor: Int)] = []
@@ -230,20 +240,36 @@ extension WirePacket {
             try claim(descriptor..<(descriptor + 1), in: &used)
             connections.append((kind, descriptor))
         }
+        var requests: [(kind: WireFormat.RequestKind, descriptor: Int, identity: PortIdentity)] = []
+        for _ in 0..<requestCount {
+            let rawKind = try reader.read(UInt8.self)
+            guard let kind = WireFormat.RequestKind(rawValue: rawKind), !requests.contains(where: { $0.kind == kind })
+            else { throw WireRejection(.unknownKind, "notification request kind \(rawKind)") }
+            try reader.skip(3)
+            let descriptor = Int(try reader.read(UInt32.self))
+            let identity = PortIdentity(origin: try reader.read(UInt64.self), number: try reader.read(UInt64.self))
+            try claim(descriptor..<(descriptor + 1), in: &used)
+            requests.append((kind, descriptor, identity))
+        }
         var queued: [WirePacket] = []
         for _ in 0..<queuedCount {
             let length = Int(try reader.read(UInt32.self))
+            let pid = try reader.read(Int32.self)
+            let uid = try reader.read(UInt32.self)
+            let gid = try reader.read(UInt32.self)
+            _ = try reader.read(UInt32.self)
             guard length <= end - reader.offset else { throw WireRejection(.truncated, "queued message of \(length) bytes") }
             let messageEnd = reader.offset + length
-            let packet = try parse(&reader, end: messageEnd, used: &used, depth: depth + 1, topLevel: false)
+            var packet = try parse(&reader, end: messageEnd, used: &used, depth: depth + 1, topLevel: false)
             guard reader.offset == messageEnd, packet.kind == .message else {
                 throw WireRejection(.badLength, "queued message length disagrees")
             }
+            packet.relayedSender = ProcessIdentity(pid: pid, uid: uid, gid: gid)
             queued.append(packet)
         }
         guard reader.offset == end else { throw WireRejection(.badLength, "transfer has \(end - reader.offset) extra bytes") }
         return WireTransfer(queueLimit: queueLimit, sequenceNumber: sequenceNumber, madeSendRights: madeSendRights,
-                            connections: connections, queued: queued)
+                            connections: connections, requests: requests, queued: queued)
     }
 
     /// Parses a fragment packet: a header (kind `fragment`, body length =
