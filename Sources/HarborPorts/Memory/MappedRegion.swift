@@ -4,21 +4,19 @@ import Glibc
 
 /// The bytes of one out-of-line region, which nobody can change any more.
 ///
-/// Either a read-only mapping of a memfd sealed against writing, shrinking,
-/// growing and further sealing (shared with its sender, who can neither
-/// write it nor cut it short under the mapping; this is how
-/// `OutOfLineBuffer` payloads arrive, P08, the kernel's copy-on-write
-/// standing in for Mach's virtual copy), or
+/// Either a read-only mapping of a memfd sealed against writing and
+/// shrinking (shared with its sender, who can neither write it nor cut it
+/// short under the mapping; this is how `OutOfLineBuffer` payloads arrive,
+/// P08, the kernel's copy-on-write standing in for Mach's virtual copy), or
 /// private anonymous memory holding a copy that only this process maps (a
 /// large `Message(id:payload:)`, or a fragmented message reassembled from a
 /// socket). The private kind has no descriptor; crossing a process it is
 /// copied through the socket in fragments.
 ///
-/// `F_SEAL_WRITE` is required of a received memfd; `F_SEAL_FUTURE_WRITE` is
-/// not accepted in its place: it stops new writes but not a shared writable
-/// mapping the sender already holds, through which the bytes could still
-/// change after sending. `F_SEAL_WRITE` cannot be added while such a mapping
-/// exists (`EBUSY`), so its presence proves there is none.
+/// `F_SEAL_WRITE` is required of a memfd; `F_SEAL_FUTURE_WRITE` is not
+/// accepted in its place: it stops new writes but not a shared writable
+/// mapping the sender already holds. `F_SEAL_WRITE` cannot be added while
+/// such a mapping exists (`EBUSY`), so its presence proves there is none.
 ///
 /// **Thread safety:** immutable once made; any thread.
 package final class MappedRegion: @unchecked Sendable {

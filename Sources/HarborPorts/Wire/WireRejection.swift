@@ -41,13 +41,13 @@ public enum WireRejectionReason: Int, CaseIterable, Hashable, Sendable, CustomSt
     case tooDeep
     /// A queue would exceed Mach's hard limit: a sender is ignoring back-pressure.
     case flood
+    /// A fragment without a message to belong to, more bytes than declared,
+    /// or more fragmented messages at once than a connection may carry.
+    case badFragment
     /// A memory file lacks one of `F_SEAL_WRITE`, `F_SEAL_SHRINK`,
     /// `F_SEAL_GROW`, `F_SEAL_SEAL` (`F_SEAL_FUTURE_WRITE` does not stand in
     /// for `F_SEAL_WRITE`: the sender may still hold a writable mapping).
     case unsealed
-    /// A fragment without a message to belong to, more bytes than declared,
-    /// or more fragmented messages at once than a connection may carry.
-    case badFragment
 
     public var description: String {
         switch self {
@@ -62,8 +62,8 @@ public enum WireRejectionReason: Int, CaseIterable, Hashable, Sendable, CustomSt
         case .missingCredentials: "missing credentials"
         case .tooDeep: "nested too deep"
         case .flood: "flood"
-        case .unsealed: "insufficiently sealed memory"
         case .badFragment: "bad fragment"
+        case .unsealed: "insufficiently sealed memory"
         }
     }
 }
