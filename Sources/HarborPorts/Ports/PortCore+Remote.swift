@@ -30,6 +30,9 @@ extension PortCore {
         switch result {
         case .success(let transport):
             PortRegistry.register(self)
+            // A local receiver may be asleep on the eventfd alone: make it look
+            // again, now through the transport (see `dequeue(deadline:)`).
+            state.withLock { $0.readiness }?.nudge()
             return transport
         case .failure(let error):
             throw PortError(error, "preparing \(name) for other processes")

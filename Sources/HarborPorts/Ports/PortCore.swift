@@ -214,11 +214,18 @@ package final class PortCore: Sendable {
             if case .immediately = deadline {
                 throw PortError(.timedOut, "no message waiting on \(name)")
             }
+            // A port with no connections from other processes is woken only
+            // through its eventfd: wait on that directly, one wake-up level
+            // fewer than through the port's epoll set. A connection arriving
+            // meanwhile nudges the eventfd, and the next turn takes the
+            // transport's path above.
             let fd = try readinessDescriptor()
+            let signal = state.withLock { $0.readiness }
             let ready: Bool
-            do { ready = try waitUntilReadable(fd, deadline: deadline) } catch {
+            do { ready = try waitUntilReadable(signal?.descriptor ?? fd, deadline: deadline) } catch {
                 throw PortError(error, "waiting for a message on \(name)")
             }
+            withExtendedLifetime(signal) {}
             if !ready && deadline.hasPassed {
                 if let content = tryDequeue() { return content }
                 throw PortError(.timedOut, "no message arrived on \(name) in time")

@@ -63,4 +63,12 @@ package final class ReadinessSignal: Sendable {
     package func signalWhileLocked() {
         counter.signal()
     }
+
+    /// Wakes whoever waits on the eventfd without a message to show for it:
+    /// a local receiver must look again because the port just gained
+    /// connections from other processes. The first look that finds the
+    /// queue empty clears it again (``clearWhileEmpty()``).
+    package func nudge() {
+        counter.signal()
+    }
 }

@@ -100,6 +100,9 @@ extension Loop {
             Callout.port(port, message)
             handled = true
         }
+        // Readable with nothing to take (a nudge, or a write that raced a
+        // receive): clear it, or the level-triggered waitset wakes us again.
+        if !handled && port.isValid { port.clearSpuriousReadiness() }
         return handled
     }
 }

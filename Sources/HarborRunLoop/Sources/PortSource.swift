@@ -71,6 +71,10 @@ public final class PortSource: Sendable, CustomStringConvertible {
     /// Takes the next waiting message, if any.
     func takeMessage() -> Message? { receive.tryReceive() }
 
+    /// Makes the port's readiness descriptor stop polling readable if its
+    /// queue is empty (after a wake-up that found nothing).
+    func clearSpuriousReadiness() { receive.core.clearSpuriousReadiness() }
+
     public var description: String {
         "PortSource(\(receive.name), fd: \(readinessDescriptor), queued: \(receive.status.queuedMessages), order: \(order))"
     }
