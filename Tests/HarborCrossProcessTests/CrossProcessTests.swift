@@ -20,6 +20,38 @@ struct CrossProcessTests {
         }
     }
 
+    /// A receiver asleep on a port that has never had a sender in another
+    /// process waits on the port's eventfd alone; when a send right to the
+    /// port leaves for another process, the port gains a connection, and the
+    /// sleeper must hear what arrives through it.
+    @Test func P07_aReceiverAlreadyAsleepHearsTheFirstRemoteSender() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let peer = try Peer(home: home)
+            let target = ReceiveRight()
+            _ = try target.withReadinessDescriptor { $0 }
+            let right = target.makeSendRight()
+            let peerPort = peer.port
+            let sender = TestThread { () -> Bool in
+                // Give the main thread time to fall asleep in receive() first
+                // (the test holds either way; this makes it test the nudge).
+                var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
+                nanosleep(&pause, nil)
+                var use = Message(id: PeerCommand.use)
+                use.attach(right)
+                return (try? peerPort.send(use)) != nil
+            }
+            let start = ContinuousClock.now
+            let used = try target.receive(timeout: .seconds(30))
+            let waited = ContinuousClock.now - start
+            #expect(used.id == PeerCommand.used)
+            #expect(used.trailer.sender.pid == peer.pid)
+            #expect(waited < .seconds(10), "the sleeper woke only at its deadline (\(waited)): it never heard the connection")
+            #expect(sender.join())
+            peer.stop()
+        }
+    }
+
     @Test func P07_aSendRightPassedFromAToBToCIsUsedByC() throws {
         try expectNoDescriptorLeak {
             let home = ReceiveRight()
@@ -130,21 +162,3 @@ func expectCode(_ code: PortError.Code, sourceLocation: SourceLocation = #_sourc
     }
 }
 
-/// A thread for tests, joined explicitly.
-final class TestThread: @unchecked Sendable {
-    // @unchecked: `handle` is written once by init before any other access.
-    private var handle = pthread_t()
-    private let body: @Sendable () -> Void
-
-    init(_ body: @escaping @Sendable () -> Void) {
-        self.body = body
-        let unmanaged = Unmanaged.passRetained(self)
-        pthread_create(&handle, nil, { raw in
-            let thread = Unmanaged<TestThread>.fromOpaque(raw!).takeRetainedValue()
-            thread.body()
-            return nil
-        }, unmanaged.toOpaque())
-    }
-
-    func join() { pthread_join(handle, nil) }
-}
