@@ -21,9 +21,13 @@ public enum PortNotification: Hashable, Sendable {
 
     /// The message ids notifications use; Mach's values (`MACH_NOTIFY_*`).
     public enum ID {
+        /// `MACH_NOTIFY_PORT_DESTROYED` (0105).
         public static let portDestroyed: Int32 = 0o105
+        /// `MACH_NOTIFY_NO_SENDERS` (0106).
         public static let noSenders: Int32 = 0o106
+        /// `MACH_NOTIFY_SEND_ONCE` (0107).
         public static let sendOnce: Int32 = 0o107
+        /// `MACH_NOTIFY_DEAD_NAME` (0110).
         public static let deadName: Int32 = 0o110
     }
 

@@ -27,7 +27,9 @@ import Synchronization
 /// feeding an `AsyncStream` gives, minus the unbounded buffer (here the
 /// port's own queue, with its limit, is the buffer).
 public final class PortMessages: AsyncSequence, Sendable {
+    /// Each message, readable at once and taken out once (`Message` is `~Copyable`).
     public typealias Element = ReceivedMessage
+    /// Iteration ends only by cancellation.
     public typealias Failure = CancellationError
 
     let receive: ReceiveRight
@@ -132,6 +134,7 @@ public final class PortMessages: AsyncSequence, Sendable {
         }
     }
 
+    /// An iterator awaiting the port's messages one by one.
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(messages: self) }
 }
 

@@ -13,7 +13,9 @@ import Glibc
 /// **CF equivalent:** `kCFFileDescriptorReadCallBack`,
 /// `kCFFileDescriptorWriteCallBack`; `DispatchSource` read/write sources.
 public struct DescriptorEvents: OptionSet, Hashable, Sendable, CustomStringConvertible {
+    /// The bits, as in the C mask.
     public let rawValue: UInt32
+    /// A set made of the given bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Data can be read (or a listening socket has a connection waiting). `EPOLLIN`.

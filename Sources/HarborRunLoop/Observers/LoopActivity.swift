@@ -8,7 +8,9 @@
 ///
 /// **CF equivalent:** `CFRunLoopActivity` (`kCFRunLoopEntry` …).
 public struct LoopActivity: OptionSet, Hashable, Sendable, CustomStringConvertible {
+    /// The bits, as in the C mask.
     public let rawValue: UInt32
+    /// A set made of the given bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// The run starts (once per run). CF: `kCFRunLoopEntry`.
