@@ -80,3 +80,15 @@ func onNewThread(_ body: @escaping @Sendable () -> Void) { Background(body).join
 extension String {
     func padding(_ width: Int) -> String { count >= width ? self + " " : self + String(repeating: " ", count: width - count) }
 }
+
+/// A port source holding a fresh port. An experiment cannot go on without
+/// one, so failing to make it (the process is out of descriptors) ends the
+/// program with the reason rather than a trap.
+func makePortSource(_ handler: @escaping @Sendable (consuming Message) -> Void = { _ in }) -> PortSource {
+    do {
+        return try PortSource(ReceiveRight(), handler)
+    } catch {
+        print("harbor-seeds: cannot make a port source: \(error)")
+        exit(1)
+    }
+}

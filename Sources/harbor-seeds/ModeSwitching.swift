@@ -33,7 +33,7 @@ enum ModeSwitching: Experiment {
         let loopHandoff = Handoff<Loop>()
         let worker = Background {
             let loop = Loop.current
-            let port = try! PortSource(ReceiveRight()) { _ in }
+            let port = makePortSource()
             loop.add(port, forMode: .default)
             loop.add(LoopTimer(after: .milliseconds(10), repeating: .milliseconds(10)) { _ in
                 let count = fires.withLock { $0 += 1; return $0 }

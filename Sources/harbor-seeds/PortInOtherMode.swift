@@ -15,7 +15,7 @@ enum PortInOtherMode: Experiment {
         onNewThread {
             let loop = Loop.current
             loop.add(LoopObserver(activities: .all) { log("observer: \($0)") }, forMode: .default)
-            let port = try! PortSource(ReceiveRight()) { _ in }
+            let port = makePortSource()
             loop.add(port, forMode: "tracking")
             let start = ContinuousClock.now
             let result = loop.run(mode: .default, timeout: .seconds(10), returnAfterSourceHandled: false)

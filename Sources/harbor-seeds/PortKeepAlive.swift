@@ -17,7 +17,7 @@ enum PortKeepAlive: Experiment {
         let worker = Background {
             log("worker: start")
             let loop = Loop.current
-            let port = try! PortSource(ReceiveRight()) { _ in log("worker: message") }
+            let port = makePortSource { _ in log("worker: message") }
             loop.add(port, forMode: .default)
             loopHandoff.put(loop)
             let handled = loop.run(mode: .default, before: nil)
