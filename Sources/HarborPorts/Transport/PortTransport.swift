@@ -195,14 +195,18 @@ package final class PortTransport: Sendable {
                                into: port, takeFirst: takeFirst)
             }.finish(self, port)
         }
-        let ready = withUnsafeTemporaryAllocation(of: epoll_event.self, capacity: 32) { events in
-            let count = Self.wait(epollFD, events, deadline: deadline)
-            return Array(events[0..<count])
-        }
-        return pumpBuffers.withLock { buffers in
-            for (index, event) in ready.enumerated() { buffers.events[index] = event }
-            return process(UnsafeMutableBufferPointer(rebasing: buffers.events[0..<ready.count]), buffers: &buffers,
-                           into: port, takeFirst: takeFirst)
+        // Events land on the stack (the pump lock is not held while asleep)
+        // and are processed from there.
+        return withUnsafeTemporaryAllocation(of: epoll_event.self, capacity: 32) { stack in
+            let count = Self.wait(epollFD, stack, deadline: deadline)
+            // Passed by address: this thread's own stack, read only inside
+            // the lock below, on this thread, before the allocation ends.
+            let address = UInt(bitPattern: stack.baseAddress)
+            return pumpBuffers.withLock { buffers in
+                let base = UnsafeMutablePointer<epoll_event>(bitPattern: address)
+                return process(UnsafeMutableBufferPointer(start: base, count: count), buffers: &buffers,
+                               into: port, takeFirst: takeFirst)
+            }
         }.finish(self, port)
     }
 
@@ -380,7 +384,7 @@ package final class PortTransport: Sendable {
         assemblies list: inout [FragmentAssembly]?
     ) -> Direct {
         guard buffer[1] == WireFormat.Kind.fragment.rawValue, let sender = packet.sender,
-              !packet.wasTruncated, !packet.controlWasTruncated, packet.descriptors.count == 0,
+              !packet.wasTruncated, !packet.controlWasTruncated, packet.descriptorCount == 0,
               var assemblies = list, assemblies.count == 1, assemblies[0].sender.pid == sender.pid,
               packet.byteCount - WireFormat.headerSize <= target.count else { return .other }
         // Check the header as parseFragment would, with the data elsewhere.
