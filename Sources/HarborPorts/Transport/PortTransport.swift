@@ -224,28 +224,38 @@ package final class PortTransport: Sendable {
 
     /// Work collected under the pump lock, done after it is released.
     fileprivate struct Collected: Sendable {
-        var arrivals: [Arrival] = []
+        /// The first arrival apart, so the usual pump (one message) makes no array.
+        var first: Arrival?
+        var rest: [Arrival] = []
         var gotWaiter = false
         var outcome = PumpOutcome()
 
-        func finish(_ transport: PortTransport, _ port: PortCore) -> PumpOutcome {
+        mutating func append(_ arrival: Arrival) {
+            if first == nil { first = arrival } else { rest.append(arrival) }
+        }
+
+        consuming func finish(_ transport: PortTransport, _ port: PortCore) -> PumpOutcome {
             if gotWaiter { transport.signalWaiters() }
             var outcome = outcome
-            for (index, arrival) in arrivals.enumerated() {
-                switch arrival {
-                case .message(let content):
-                    // Only the very first arrival may skip the queue: nothing
-                    // found in this pump comes before it.
-                    if index == 0 && outcome.takeFirst {
-                        outcome.taken = port.acceptRemoteAndTake(content)
-                    } else {
-                        port.acceptRemote(content)
-                    }
-                case .closed(let kind, let used): port.connectionClosed(kind, used: used)
-                case .hungUp(let proxy): proxy.remoteDied()
+            if let first = first.take() {
+                // Only the very first arrival may skip the queue: nothing
+                // found in this pump comes before it.
+                if case .message(let content) = first, outcome.takeFirst {
+                    outcome.taken = port.acceptRemoteAndTake(content)
+                } else {
+                    Self.act(on: first, port)
                 }
             }
+            for arrival in rest { Self.act(on: arrival, port) }
             return outcome
+        }
+
+        private static func act(on arrival: Arrival, _ port: PortCore) {
+            switch arrival {
+            case .message(let content): port.acceptRemote(content)
+            case .closed(let kind, let used): port.connectionClosed(kind, used: used)
+            case .hungUp(let proxy): proxy.remoteDied()
+            }
         }
     }
 
@@ -264,7 +274,7 @@ package final class PortTransport: Sendable {
             if token & Self.watchTag != 0 {
                 guard let watch = table.withLock({ $0.watches.removeValue(forKey: token) }) else { continue }
                 EpollControl.remove(epollFD, watch.route.socket.rawValue)
-                if let proxy = watch.proxy { collected.arrivals.append(.hungUp(proxy)) }
+                if let proxy = watch.proxy { collected.append(.hungUp(proxy)) }
                 continue
             }
             guard let connection = table.withLock({ $0.connections[token] }) else { continue }
@@ -281,16 +291,16 @@ package final class PortTransport: Sendable {
                 // A message half received from a dead sender goes with it.
                 buffers.assemblies[token] = nil
                 close(token)
-                collected.arrivals.append(.closed(connection.kind, used: false))
+                collected.append(.closed(connection.kind, used: false))
             case .message(var content):
                 if connection.kind == .sendOnce {
                     // One message is all a send-once connection carries.
                     content.countsAgainstLimit = false
                     close(token)
-                    collected.arrivals.append(.message(content))
-                    collected.arrivals.append(.closed(.sendOnce, used: true))
+                    collected.append(.message(content))
+                    collected.append(.closed(.sendOnce, used: true))
                 } else {
-                    collected.arrivals.append(.message(content))
+                    collected.append(.message(content))
                 }
             case .waiter(let eventfd):
                 table.withLock { $0.waiters.append(eventfd) }
@@ -314,7 +324,8 @@ package final class PortTransport: Sendable {
         // While one message is being reassembled here, the next packet is most
         // likely its fragment: its data goes straight into the region.
         var target: UnsafeMutableRawBufferPointer?
-        if let list = buffers.assemblies[token], list.count == 1, let destination = list[0].nextDestination {
+        if !buffers.assemblies.isEmpty, let list = buffers.assemblies[token], list.count == 1,
+           let destination = list[0].nextDestination {
             target = UnsafeMutableRawBufferPointer(rebasing: destination.prefix(WireFormat.maximumFragmentData))
         }
         do {
