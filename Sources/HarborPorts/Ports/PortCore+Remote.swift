@@ -74,8 +74,7 @@ extension PortCore {
                 }
                 return .queued
             }
-            guard case .enqueued = guarded.machine.enqueue(content, slotReserved: true),
-                  let dequeued = guarded.machine.dequeue(receivingPort: name) else { return .queued }
+            guard let dequeued = guarded.machine.passThrough(content, receivingPort: name) else { return .queued }
             if dequeued.content.countsAgainstLimit, let transport = guarded.transport {
                 transport.slots.release()
                 freed = transport

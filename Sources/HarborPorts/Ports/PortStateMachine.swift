@@ -76,6 +76,22 @@ package struct PortStateMachine {
         return Dequeued(content: content, becameEmpty: queue.isEmpty, senderToWake: wake)
     }
 
+    /// Exactly `enqueue(content, slotReserved: true)` then `dequeue` on an
+    /// empty queue, without passing through the queue (no copies of the
+    /// content into and out of the deque). Nil when the port is dead (the
+    /// message is dropped, as enqueue would refuse it).
+    package mutating func passThrough(
+        _ content: consuming MessageContent, receivingPort: PortName
+    ) -> Dequeued? {
+        if isDead { return nil }
+        var wake: Parker?
+        if content.countsAgainstLimit { wake = blockedSenders.popFirst() }
+        sequenceNumber += 1
+        content.trailer.sequenceNumber = sequenceNumber
+        content.trailer.port = receivingPort
+        return Dequeued(content: content, becameEmpty: true, senderToWake: wake)
+    }
+
     /// What a receive right takes along when it moves to another process.
     package struct Moving {
         package var queue: Deque<MessageContent>

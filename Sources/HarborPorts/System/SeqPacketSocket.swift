@@ -12,10 +12,27 @@ package struct ReceivedPacket {
     package var wasTruncated: Bool
     /// Control data did not fit (MSG_CTRUNC): descriptors may be missing.
     package var controlWasTruncated: Bool
-    /// Every descriptor that arrived, owned until claimed.
-    package var descriptors: ArrivedDescriptors
+    /// Every descriptor that arrived, owned until claimed; nil when none
+    /// did (most packets), so those make no object.
+    package var arrived: ArrivedDescriptors?
     /// The sender as the kernel reports it (SCM_CREDENTIALS), if attached.
     package var sender: ProcessIdentity?
+
+    package init(byteCount: Int, isEndOfFile: Bool, wasTruncated: Bool, controlWasTruncated: Bool,
+                 descriptors: ArrivedDescriptors?, sender: ProcessIdentity?) {
+        self.byteCount = byteCount
+        self.isEndOfFile = isEndOfFile
+        self.wasTruncated = wasTruncated
+        self.controlWasTruncated = controlWasTruncated
+        self.arrived = descriptors.flatMap { $0.count == 0 ? nil : $0 }
+        self.sender = sender
+    }
+
+    /// How many descriptors arrived.
+    package var descriptorCount: Int { arrived?.count ?? 0 }
+
+    /// The arrived descriptors (an empty set when none arrived).
+    package var descriptors: ArrivedDescriptors { arrived ?? ArrivedDescriptors([]) }
 }
 
 /// Thin, typed calls on SEQPACKET sockets. Every socket is created
@@ -75,6 +92,25 @@ package enum SeqPacketSocket {
                 }
                 return sent != nil
             }
+        }
+    }
+
+    /// Sends one packet of `header` then `body`, no descriptors: the plain
+    /// message's path, with no arrays. Same results as `send(_:parts:descriptors:)`.
+    @inline(never)
+    package static func send(
+        _ fd: CInt, _ header: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer
+    ) throws(SystemError) -> Bool {
+        var vectors = (iovec(iov_base: UnsafeMutableRawPointer(mutating: header.baseAddress), iov_len: header.count),
+                       iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress), iov_len: body.count))
+        return try withUnsafeMutablePointer(to: &vectors) { tuplePointer throws(SystemError) -> Bool in
+            var message = msghdr()
+            message.msg_iov = UnsafeMutableRawPointer(tuplePointer).assumingMemoryBound(to: iovec.self)
+            message.msg_iovlen = body.isEmpty ? 1 : 2
+            let sent = try systemCallOrWouldBlock("sendmsg") {
+                sendmsg(fd, &message, Int32(charbor_MSG_NOSIGNAL | charbor_MSG_DONTWAIT))
+            }
+            return sent != nil
         }
     }
 
@@ -148,7 +184,7 @@ package enum SeqPacketSocket {
             byteCount: count, isEndOfFile: count == 0 && descriptors.isEmpty && sender == nil,
             wasTruncated: flags & Int32(charbor_MSG_TRUNC) != 0,
             controlWasTruncated: flags & Int32(charbor_MSG_CTRUNC) != 0,
-            descriptors: ArrivedDescriptors(descriptors), sender: sender)
+            descriptors: descriptors.isEmpty ? nil : ArrivedDescriptors(descriptors), sender: sender)
     }
 
     /// Polls `fd` without waiting; returns the `revents` bits. C: `poll(2)`, timeout 0.

@@ -24,6 +24,7 @@ package enum InboundPacket {
         if packet.controlWasTruncated { throw WireRejection(.controlTruncated, "descriptors were dropped") }
         guard let sender = packet.sender else { throw WireRejection(.missingCredentials, "no SCM_CREDENTIALS") }
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<packet.byteCount])
+        if packet.arrived == nil, let content = decodePlain(bytes, sender: sender) { return .message(content) }
         let descriptors = packet.descriptors
         if bytes.count >= 2, bytes[1] == WireFormat.Kind.fragment.rawValue {
             return .fragment(try WirePacket.parseFragment(bytes, descriptorCount: descriptors.count), sender: sender)
@@ -40,6 +41,28 @@ package enum InboundPacket {
             return .wait(eventfd)
         }
         return started(try materialize(parsed, bytes, descriptors, base: 0, sender: sender), parsed, sender)
+    }
+
+    /// A plain message (an id and a body, no entries, nested section or
+    /// descriptors; the encoder's output for most messages), decoded with
+    /// one allocation: its body. Nil for anything else, including anything
+    /// malformed, which the full parser then examines and refuses as before.
+    private static func decodePlain(_ bytes: UnsafeRawBufferPointer, sender: ProcessIdentity) -> MessageContent? {
+        guard bytes.count >= WireFormat.headerSize, bytes[0] == WireFormat.version,
+              bytes[1] == WireFormat.Kind.message.rawValue else { return nil }
+        let flags = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+        let bodyLength = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+        let entriesAndDescriptors = bytes.loadUnaligned(fromByteOffset: 12, as: UInt32.self)
+        let nestedLength = bytes.loadUnaligned(fromByteOffset: 16, as: UInt32.self)
+        let totalLength = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 20, as: UInt32.self)))
+        guard flags & ~WireFormat.Flags.countsAgainstLimit.rawValue == 0, entriesAndDescriptors == 0,
+              nestedLength == 0, bodyLength <= Message.maximumBodySize,
+              totalLength == bytes.count, totalLength == WireFormat.headerSize + bodyLength else { return nil }
+        let id = Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: Int32.self))
+        let body = Array(UnsafeRawBufferPointer(rebasing: bytes[WireFormat.headerSize...]))
+        var content = MessageContent(id: id, body: body, trailer: MessageTrailer(sender: sender))
+        content.countsAgainstLimit = flags != 0
+        return content
     }
 
     /// A message, or the start of one whose copied regions follow.

@@ -34,7 +34,6 @@ package final class RemoteRoute: Sendable {
 
     /// Sends `content`, waiting for a slot and for socket room until `deadline`.
     package func send(_ content: MessageContent, deadline: WaitDeadline, to port: PortCore?) throws(PortError) {
-        let name = port?.name.description ?? "the peer"
         let counted = content.countsAgainstLimit && slots != nil
         if counted, let slots, !slots.tryAcquire() {
             try waitForSlot(slots, deadline: deadline, content: content, port: port)
@@ -42,13 +41,57 @@ package final class RemoteRoute: Sendable {
         // Only a message carrying rights exports anything that may need undoing.
         let journal = content.rights.isEmpty && content.reply == nil ? nil : ExportJournal()
         do {
-            try transmit(content, deadline: deadline, journal: journal)
+            if Self.isPlain(content) {
+                try transmitPlain(content, deadline: deadline)
+            } else {
+                try transmit(content, deadline: deadline, journal: journal)
+            }
         } catch {
             journal?.rollBack()
             if counted { slots?.release() }
             if error.code == .deadName { port?.remoteDied() }
+            let name = port?.name.description ?? "the peer"
             throw PortError(error.code, "send to \(name): \(error.detail)", underlying: error.underlying,
                             returning: content)
+        }
+    }
+
+    /// A message with nothing but an id and an inline body: no entries, no
+    /// descriptors, no fragments. Most messages are; they skip the encoder.
+    private static func isPlain(_ content: MessageContent) -> Bool {
+        guard content.rights.isEmpty, content.regions.isEmpty,
+              content.body.count <= Message.maximumBodySize else { return false }
+        if let reply = content.reply, reply.kind != .taken { return false }
+        return true
+    }
+
+    /// Sends a plain message as one packet: its 24-byte header built on the
+    /// stack and the body gathered from the message's own storage (the same
+    /// bytes `WireEncoder` would produce, without its arrays).
+    private func transmitPlain(_ content: MessageContent, deadline: WaitDeadline) throws(PortError) {
+        var header = PlainHeader(id: content.id, bodyCount: content.body.count,
+                                 counted: content.countsAgainstLimit)
+        let result = withUnsafeBytes(of: &header) { headerBytes in
+            content.body.withUnsafeBytes { bodyBytes in
+                Result { () throws(PortError) in
+                    try sendPlainPacket(headerBytes, bodyBytes, deadline: deadline)
+                }
+            }
+        }
+        try result.get()
+    }
+
+    /// One `sendmsg` of header and body, with `sendPacket`'s waiting and errors.
+    private func sendPlainPacket(
+        _ header: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer, deadline: WaitDeadline
+    ) throws(PortError) {
+        while true {
+            do {
+                if try SeqPacketSocket.send(socket.rawValue, header, body) { return }
+            } catch {
+                throw Self.sendError(error)
+            }
+            try waitForRoom(deadline: deadline)
         }
     }
 
@@ -173,21 +216,30 @@ package final class RemoteRoute: Sendable {
             do {
                 if try SeqPacketSocket.send(socket.rawValue, parts: parts, descriptors: descriptors) { return }
             } catch {
-                switch error.errno.rawValue {
-                case EPIPE, ECONNRESET, ENOTCONN:
-                    throw PortError(.deadName, "its receive right is gone", underlying: error)
-                case EMSGSIZE:
-                    throw PortError(.messageTooLarge, "the packet is over the socket's limit", underlying: error)
-                default:
-                    throw PortError(error, "sendmsg")
-                }
+                throw Self.sendError(error)
             }
-            let ready = waitFor(events: Int16(POLLOUT), extra: nil, deadline: deadline)
-            if ready.hungUp { throw PortError(.deadName, "its receive right is gone") }
-            if !ready.socket && !ready.extra && deadline.hasPassed {
-                if case .immediately = deadline { throw PortError(.queueFull, "the connection's buffer is full") }
-                throw PortError(.timedOut, "the connection's buffer stayed full")
-            }
+            try waitForRoom(deadline: deadline)
+        }
+    }
+
+    private static func sendError(_ error: SystemError) -> PortError {
+        switch error.errno.rawValue {
+        case EPIPE, ECONNRESET, ENOTCONN:
+            PortError(.deadName, "its receive right is gone", underlying: error)
+        case EMSGSIZE:
+            PortError(.messageTooLarge, "the packet is over the socket's limit", underlying: error)
+        default:
+            PortError(error, "sendmsg")
+        }
+    }
+
+    /// The socket buffer was full: waits for room, hang-up or the deadline.
+    private func waitForRoom(deadline: WaitDeadline) throws(PortError) {
+        let ready = waitFor(events: Int16(POLLOUT), extra: nil, deadline: deadline)
+        if ready.hungUp { throw PortError(.deadName, "its receive right is gone") }
+        if !ready.socket && !ready.extra && deadline.hasPassed {
+            if case .immediately = deadline { throw PortError(.queueFull, "the connection's buffer is full") }
+            throw PortError(.timedOut, "the connection's buffer stayed full")
         }
     }
 
@@ -269,5 +321,26 @@ package final class RemoteRoute: Sendable {
         guard result > 0 else { return (false, false, false) }
         let hungUp = entries[0].revents & Int16(POLLHUP | POLLERR) != 0
         return (entries[0].revents & events != 0, entries.count > 1 && entries[1].revents != 0, hungUp)
+    }
+}
+
+/// The 24-byte header of a plain message (WireFormat.md): version, kind,
+/// flags, id, body length, no entries, no descriptors, no nested section,
+/// total length. Stored byte by byte offsets, little-endian, on the stack.
+private struct PlainHeader {
+    private var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+
+    init(id: Int32, bodyCount: Int, counted: Bool) {
+        let flags = counted ? WireFormat.Flags.countsAgainstLimit.rawValue : 0
+        withUnsafeMutableBytes(of: &words) { raw in
+            raw.storeBytes(of: WireFormat.version, toByteOffset: 0, as: UInt8.self)
+            raw.storeBytes(of: WireFormat.Kind.message.rawValue, toByteOffset: 1, as: UInt8.self)
+            raw.storeBytes(of: flags.littleEndian, toByteOffset: 2, as: UInt16.self)
+            raw.storeBytes(of: id.littleEndian, toByteOffset: 4, as: Int32.self)
+            raw.storeBytes(of: UInt32(bodyCount).littleEndian, toByteOffset: 8, as: UInt32.self)
+            // Entry count, descriptor count and nested length stay zero.
+            raw.storeBytes(of: UInt32(WireFormat.headerSize + bodyCount).littleEndian, toByteOffset: 20,
+                           as: UInt32.self)
+        }
     }
 }
