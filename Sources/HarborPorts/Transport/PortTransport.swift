@@ -6,6 +6,8 @@
 // sockets sit in the port's readiness epoll set, so the one descriptor a run
 // loop watches fires for them too. No thread: whoever receives pumps.
 //
+// Receiving (the pump) is in PortTransport+Pump.swift.
+//
 // Locks: `pump` (the receive buffers) is taken before `table`, never after.
 // Only non-blocking calls (recvmsg, epoll_ctl, eventfd write) run under them;
 // messages are queued and notifications delivered after both are released.
@@ -16,24 +18,24 @@ import Synchronization
 package final class PortTransport: Sendable {
     /// The epoll token of the port's own eventfd in its readiness set.
     package static let readinessToken: UInt64 = 0
-    private static let connectionTag: UInt64 = 1 << 56
-    private static let watchTag: UInt64 = 2 << 56
+    static let connectionTag: UInt64 = 1 << 56
+    static let watchTag: UInt64 = 2 << 56
 
     package let slots: SharedSlots
     /// The owning port's readiness set, which outlives `shutDown()`.
-    private let epollFD: CInt
+    let epollFD: CInt
 
-    private struct Connection {
+    struct Connection {
         var socket: SharedDescriptor
         var kind: WireFormat.ConnectionKind
     }
 
-    private struct Watch {
+    struct Watch {
         var route: RemoteRoute
         weak var proxy: PortCore?
     }
 
-    private struct Table: ~Copyable {
+    struct Table: ~Copyable {
         var connections: [UInt64: Connection] = [:]
         var watches: [UInt64: Watch] = [:]
         /// Eventfds of senders in other processes waiting for a slot.
@@ -42,8 +44,8 @@ package final class PortTransport: Sendable {
         var isShutDown = false
     }
 
-    private let table = Mutex(Table())
-    private let pumpBuffers = Mutex(PumpBuffers())
+    let table = Mutex(Table())
+    let pumpBuffers = Mutex(PumpBuffers())
 
     package init(slots: SharedSlots, epollFD: CInt) {
         self.slots = slots
@@ -104,7 +106,7 @@ package final class PortTransport: Sendable {
         return taken.map { ($0.kind, $0.socket) }
     }
 
-    private func close(_ token: UInt64) {
+    func close(_ token: UInt64) {
         guard let connection = table.withLock({ $0.connections.removeValue(forKey: token) }) else { return }
         EpollControl.remove(epollFD, connection.socket.rawValue)
     }
@@ -144,7 +146,7 @@ package final class PortTransport: Sendable {
         signalWaiters()
     }
 
-    fileprivate func signalWaiters() {
+    func signalWaiters() {
         guard slots.free > 0 else { return }
         let waiters = table.withLock { table in
             defer { table.waiters.removeAll() }
@@ -152,344 +154,6 @@ package final class PortTransport: Sendable {
         }
         var one: UInt64 = 1
         for waiter in waiters { _ = Glibc.write(waiter.rawValue, &one, 8) }
-    }
-
-    // MARK: Pumping
-
-    /// What a pump found, to act on once the locks are released.
-    package enum Arrival: Sendable {
-        case message(MessageContent)
-        case closed(WireFormat.ConnectionKind, used: Bool)
-        case hungUp(PortCore)
-    }
-
-    /// What a pump did, for a receiver deciding whether to wait again.
-    package struct PumpOutcome: Sendable {
-        /// The first message that arrived, handed straight to the pumping
-        /// receiver (only when asked for and the queue was empty).
-        package var taken: MessageContent?
-        /// Any descriptor in the set was ready (false: the wait timed out).
-        package var sawEvents = false
-        /// Only the port's own eventfd was ready.
-        package var onlyReadiness = false
-        fileprivate var takeFirst = false
-    }
-
-    /// Reads what the ready sockets hold and queues it on `port`.
-    ///
-    /// With `deadline` other than `.immediately`, first sleeps in
-    /// `epoll_pwait2` on the port's readiness set (outside the locks, so
-    /// other receivers and `tryReceive` are never held up): one system call
-    /// where waiting on the set and then polling it took two. With
-    /// `takeFirst`, the first message goes straight to the caller when the
-    /// queue is empty, so the readiness eventfd is neither written nor
-    /// drained for it (two system calls fewer per message).
-    @discardableResult
-    package func pump(
-        into port: PortCore, deadline: WaitDeadline = .immediately, takeFirst: Bool = false
-    ) -> PumpOutcome {
-        if case .immediately = deadline {
-            return pumpBuffers.withLock { buffers in
-                let count = EpollControl.poll(epollFD, into: buffers.events)
-                return process(UnsafeMutableBufferPointer(rebasing: buffers.events[0..<count]), buffers: &buffers,
-                               into: port, takeFirst: takeFirst)
-            }.finish(self, port)
-        }
-        // Events land on the stack (the pump lock is not held while asleep)
-        // and are processed from there.
-        return withUnsafeTemporaryAllocation(of: epoll_event.self, capacity: 32) { stack in
-            let count = Self.wait(epollFD, stack, deadline: deadline)
-            // Passed by address: this thread's own stack, read only inside
-            // the lock below, on this thread, before the allocation ends.
-            let address = UInt(bitPattern: stack.baseAddress)
-            return pumpBuffers.withLock { buffers in
-                let base = UnsafeMutablePointer<epoll_event>(bitPattern: address)
-                return process(UnsafeMutableBufferPointer(start: base, count: count), buffers: &buffers,
-                               into: port, takeFirst: takeFirst)
-            }
-        }.finish(self, port)
-    }
-
-    /// Sleeps until the set has events or `deadline` passes. C: `epoll_pwait2(2)`.
-    private static func wait(_ epollFD: CInt, _ events: UnsafeMutableBufferPointer<epoll_event>,
-                             deadline: WaitDeadline) -> Int {
-        let result: CInt
-        if var spec = deadline.remaining() {
-            result = charbor_epoll_pwait2(epollFD, events.baseAddress, CInt(events.count), &spec)
-        } else {
-            result = charbor_epoll_pwait2(epollFD, events.baseAddress, CInt(events.count), nil)
-        }
-        return result > 0 ? Int(result) : 0  // EINTR: the caller looks again
-    }
-
-    /// Work collected under the pump lock, done after it is released.
-    fileprivate struct Collected: Sendable {
-        /// The first arrival apart, so the usual pump (one message) makes no array.
-        var first: Arrival?
-        var rest: [Arrival] = []
-        var gotWaiter = false
-        var outcome = PumpOutcome()
-
-        mutating func append(_ arrival: Arrival) {
-            if first == nil { first = arrival } else { rest.append(arrival) }
-        }
-
-        consuming func finish(_ transport: PortTransport, _ port: PortCore) -> PumpOutcome {
-            if gotWaiter { transport.signalWaiters() }
-            var outcome = outcome
-            if let first = first.take() {
-                // Only the very first arrival may skip the queue: nothing
-                // found in this pump comes before it.
-                if case .message(let content) = first, outcome.takeFirst {
-                    outcome.taken = port.acceptRemoteAndTake(content)
-                } else {
-                    Self.act(on: first, port)
-                }
-            }
-            for arrival in rest { Self.act(on: arrival, port) }
-            return outcome
-        }
-
-        private static func act(on arrival: Arrival, _ port: PortCore) {
-            switch arrival {
-            case .message(let content): port.acceptRemote(content)
-            case .closed(let kind, let used): port.connectionClosed(kind, used: used)
-            case .hungUp(let proxy): proxy.remoteDied()
-            }
-        }
-    }
-
-    private func process(
-        _ events: UnsafeMutableBufferPointer<epoll_event>, buffers: inout PumpBuffers,
-        into port: PortCore, takeFirst: Bool
-    ) -> Collected {
-        var collected = Collected()
-        collected.outcome.takeFirst = takeFirst
-        collected.outcome.sawEvents = !events.isEmpty
-        var sawOther = false
-        for event in events {
-            let token = event.data.u64
-            if token == Self.readinessToken { continue }
-            sawOther = true
-            if token & Self.watchTag != 0 {
-                guard let watch = table.withLock({ $0.watches.removeValue(forKey: token) }) else { continue }
-                EpollControl.remove(epollFD, watch.route.socket.rawValue)
-                if let proxy = watch.proxy { collected.append(.hungUp(proxy)) }
-                continue
-            }
-            guard let connection = table.withLock({ $0.connections[token] }) else { continue }
-            let gotMessage = receiveOne(on: connection, token: token, buffers: &buffers, into: &collected)
-            if gotMessage && takeFirst && connection.kind == .send {
-                readAhead(on: connection, token: token, buffers: &buffers, into: &collected)
-            }
-        }
-        collected.outcome.onlyReadiness = collected.outcome.sawEvents && !sawOther
-        return collected
-    }
-
-    /// Receives one packet (or a whole fragmented message) from `connection`
-    /// and collects what it was; true when that was a message.
-    private func receiveOne(
-        on connection: Connection, token: UInt64, buffers: inout PumpBuffers, into collected: inout Collected
-    ) -> Bool {
-        var received = receive(on: connection, token: token, buffers: &buffers)
-        // A fragmented message: read on until it is whole or the socket is
-        // empty, rather than one packet per trip through epoll.
-        while case .assembling = received {
-            received = receive(on: connection, token: token, buffers: &buffers)
-        }
-        switch received {
-        case .nothing, .assembling:
-            return false
-        case .closed:
-            // A message half received from a dead sender goes with it.
-            buffers.assemblies[token] = nil
-            close(token)
-            collected.append(.closed(connection.kind, used: false))
-            return false
-        case .message(var content):
-            if connection.kind == .sendOnce {
-                // One message is all a send-once connection carries.
-                content.countsAgainstLimit = false
-                close(token)
-                collected.append(.message(content))
-                collected.append(.closed(.sendOnce, used: true))
-            } else {
-                collected.append(.message(content))
-            }
-            return true
-        case .waiter(let eventfd):
-            table.withLock { $0.waiters.append(eventfd) }
-            collected.gotWaiter = true
-            return false
-        }
-    }
-
-    /// After a receiver took a message, reads on from the same connection
-    /// (up to `PumpBuffers.readAheadLimit` packets, queued in order) while
-    /// packets wait: a stream of messages then costs one `epoll_pwait2` per
-    /// batch instead of one per message. A read-ahead that finds nothing costs
-    /// a `recvmsg`, so each miss doubles the number of pumps that skip it
-    /// (up to 63): request/reply traffic pays about one call in 64.
-    private func readAhead(
-        on connection: Connection, token: UInt64, buffers: inout PumpBuffers, into collected: inout Collected
-    ) {
-        if buffers.readAheadSkip > 0 {
-            buffers.readAheadSkip -= 1
-            return
-        }
-        var count = 0
-        while count < PumpBuffers.readAheadLimit,
-              receiveOne(on: connection, token: token, buffers: &buffers, into: &collected) {
-            count += 1
-        }
-        if count == 0 {
-            buffers.readAheadMisses = min(buffers.readAheadMisses + 1, 6)
-            buffers.readAheadSkip = (1 << buffers.readAheadMisses) - 1
-        } else {
-            buffers.readAheadMisses = 0
-        }
-    }
-
-    private enum Received {
-        case nothing, closed
-        /// Part of a fragmented message arrived; more may be waiting.
-        case assembling
-        case message(MessageContent)
-        case waiter(SharedDescriptor)
-    }
-
-    private func receive(on connection: Connection, token: UInt64, buffers: inout PumpBuffers) -> Received {
-        var packet: ReceivedPacket
-        // While one message is being reassembled here, the next packet is most
-        // likely its fragment: its data goes straight into the region.
-        var target: UnsafeMutableRawBufferPointer?
-        if !buffers.assemblies.isEmpty, let list = buffers.assemblies[token], list.count == 1,
-           let destination = list[0].nextDestination {
-            target = UnsafeMutableRawBufferPointer(rebasing: destination.prefix(WireFormat.maximumFragmentData))
-        }
-        do {
-            let scatter = target.map { (split: WireFormat.headerSize, target: $0) }
-            guard let received = try SeqPacketSocket.receive(
-                connection.socket.rawValue, into: buffers.packet, scatter: scatter, control: buffers.control)
-            else { return .nothing }
-            packet = received
-        } catch {
-            return .closed  // ECONNRESET and the like: the peer is gone
-        }
-        if packet.isEndOfFile { return .closed }
-        if let target, packet.byteCount > WireFormat.headerSize {
-            switch Self.directFragment(packet, buffers.packet, target, assemblies: &buffers.assemblies[token]) {
-            case .progress, .refused:
-                return .assembling
-            case .complete(let content):
-                buffers.assemblies[token] = nil
-                return .message(content)
-            case .other where packet.byteCount > buffers.packet.count:
-                packet.wasTruncated = true  // fits the scattered buffers, not the packet buffer
-            case .other:
-                // Not our fragment: put the packet back together in the buffer.
-                let inTarget = min(target.count, packet.byteCount - WireFormat.headerSize)
-                let after = packet.byteCount - WireFormat.headerSize - inTarget
-                let base = buffers.packet.baseAddress!
-                if after > 0 {
-                    (base + WireFormat.headerSize + inTarget).copyMemory(from: base + WireFormat.headerSize,
-                                                                         byteCount: after)
-                }
-                (base + WireFormat.headerSize).copyMemory(from: target.baseAddress!, byteCount: inTarget)
-            }
-        }
-        do {
-            switch try InboundPacket.decode(UnsafeRawBufferPointer(buffers.packet), packet) {
-            case .message(let content): return .message(content)
-            case .wait(let eventfd): return .waiter(eventfd)
-            case .started(let assembly):
-                try Self.start(assembly, in: &buffers.assemblies[token, default: []])
-                return .assembling
-            case .fragment(let range, let sender):
-                let bytes = UnsafeRawBufferPointer(rebasing: buffers.packet[range])
-                guard let content = try Self.add(bytes, from: sender, to: &buffers.assemblies[token, default: []]) else {
-                    return .assembling
-                }
-                if buffers.assemblies[token]?.isEmpty == true { buffers.assemblies[token] = nil }
-                return .message(content)
-            }
-        } catch {
-            WireRejections.record(error.reason)
-            return .nothing  // `packet.descriptors` closes whatever came with it
-        }
-    }
-
-    /// A packet received scattered into `target`: if it is the awaited
-    /// fragment (from the assembly's sender, no descriptors, a valid fragment
-    /// header whose data all landed in `target`), records it and returns
-    /// progress (or the whole message); a malformed fragment from that
-    /// sender refuses the message; any other packet is the caller's.
-    private enum Direct {
-        case other, refused, progress
-        case complete(MessageContent)
-    }
-
-    private static func directFragment(
-        _ packet: ReceivedPacket, _ buffer: UnsafeMutableRawBufferPointer, _ target: UnsafeMutableRawBufferPointer,
-        assemblies list: inout [FragmentAssembly]?
-    ) -> Direct {
-        guard buffer[1] == WireFormat.Kind.fragment.rawValue, let sender = packet.sender,
-              !packet.wasTruncated, !packet.controlWasTruncated, packet.descriptorCount == 0,
-              var assemblies = list, assemblies.count == 1, assemblies[0].sender.pid == sender.pid,
-              packet.byteCount - WireFormat.headerSize <= target.count else { return .other }
-        // Check the header as parseFragment would, with the data elsewhere.
-        let header = UnsafeRawBufferPointer(rebasing: buffer[0..<WireFormat.headerSize])
-        let data = packet.byteCount - WireFormat.headerSize
-        let declared = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
-        let total = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 20, as: UInt32.self)))
-        let zeros = header.loadUnaligned(fromByteOffset: 2, as: UInt16.self) == 0
-            && header.loadUnaligned(fromByteOffset: 4, as: UInt32.self) == 0
-            && header.loadUnaligned(fromByteOffset: 12, as: UInt32.self) == 0
-            && header.loadUnaligned(fromByteOffset: 16, as: UInt32.self) == 0
-        guard header[0] == WireFormat.version, zeros, declared == data, total == packet.byteCount else {
-            list = nil
-            WireRejections.record(.badFragment)
-            return .refused
-        }
-        assemblies[0].advance(by: data)
-        if assemblies[0].isComplete { return .complete(assemblies[0].content) }
-        list = assemblies
-        return .progress
-    }
-
-    /// Begins reassembling a fragmented message on one connection. A new
-    /// message from a sender whose previous one is unfinished replaces it
-    /// (that sender gave up on it); a connection holds at most
-    /// `WireFormat.maximumAssemblies`, and makes room only by dropping those
-    /// of senders that have died.
-    private static func start(_ assembly: FragmentAssembly, in list: inout [FragmentAssembly]) throws(WireRejection) {
-        if let stale = list.firstIndex(where: { $0.sender.pid == assembly.sender.pid }) {
-            list.remove(at: stale)
-            WireRejections.record(.badFragment)
-        }
-        if list.count >= WireFormat.maximumAssemblies {
-            list.removeAll { kill($0.sender.pid, 0) != 0 && errno == ESRCH }
-        }
-        guard list.count < WireFormat.maximumAssemblies else {
-            throw WireRejection(.badFragment, "\(list.count) fragmented messages already in progress")
-        }
-        list.append(assembly)
-    }
-
-    /// Adds a fragment to its sender's message; returns the message once whole.
-    private static func add(
-        _ bytes: UnsafeRawBufferPointer, from sender: ProcessIdentity, to list: inout [FragmentAssembly]
-    ) throws(WireRejection) -> MessageContent? {
-        guard let index = list.firstIndex(where: { $0.sender.pid == sender.pid }) else {
-            throw WireRejection(.badFragment, "a fragment from \(sender.pid) belongs to no message")
-        }
-        do { try list[index].append(bytes) } catch {
-            list.remove(at: index)  // the whole message is refused, not only the fragment
-            throw error
-        }
-        guard list[index].isComplete else { return nil }
-        return list.remove(at: index).content
     }
 
     /// Closes every connection (senders elsewhere see hang-up) and waiter.
@@ -512,25 +176,5 @@ package final class PortTransport: Sendable {
         for waiter in waiters { _ = Glibc.write(waiter.rawValue, &one, 8) }
         for connection in connections { EpollControl.remove(epollFD, connection.socket.rawValue) }
         for watch in watches { EpollControl.remove(epollFD, watch.route.socket.rawValue) }
-    }
-}
-
-/// The pump's reusable buffers: one packet, its control data, epoll events.
-private struct PumpBuffers: ~Copyable {
-    let packet = UnsafeMutableRawBufferPointer.allocate(byteCount: WireFormat.maximumInlinePacket + 4096, alignment: 16)
-    let control = UnsafeMutableRawBufferPointer.allocate(byteCount: SeqPacketSocket.controlCapacity, alignment: 16)
-    let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 32)
-    /// Fragmented messages being reassembled, by connection token.
-    var assemblies: [UInt64: [FragmentAssembly]] = [:]
-    /// The most packets one read-ahead queues (`PortTransport.readAhead`).
-    static let readAheadLimit = 32
-    /// Read-aheads in a row that found nothing (0–6), and pumps left to skip.
-    var readAheadMisses = 0
-    var readAheadSkip = 0
-
-    deinit {
-        packet.deallocate()
-        control.deallocate()
-        events.deallocate()
     }
 }
