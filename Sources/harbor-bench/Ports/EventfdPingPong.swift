@@ -42,18 +42,8 @@ final class EventfdPingPong: BenchmarkVariant {
                 _ = write(clientEvent, &value, 8)
             }
         }
-        var event = epoll_event()
-        var value: UInt64 = 0
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
-            value = 1
-            _ = write(serverEvent, &value, 8)
-            while epoll_wait(clientEpoll, &event, 1, -1) != 1 {}
-            _ = read(clientEvent, &value, 8)
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
-        }
-        value = 2
-        _ = write(serverEvent, &value, 8)
+        eventfdClientRoundTrips(serverEvent: serverEvent, clientEvent: clientEvent, clientEpoll: clientEpoll,
+                                iterations: iterations, warmUp: warmUp, into: &samples)
         server.thread.waitUntilIdle()
     }
 
@@ -61,4 +51,24 @@ final class EventfdPingPong: BenchmarkVariant {
         for fd in fds where fd >= 0 { close(fd) }
         fds = [-1, -1, -1, -1]
     }
+}
+
+/// The client side of every eventfd floor: wake the server's eventfd, sleep in
+/// `epoll_wait` until it wakes ours, read it; one sample per round trip after
+/// `warmUp`. Ends by writing 2, which tells the server thread to return.
+func eventfdClientRoundTrips(
+    serverEvent: CInt, clientEvent: CInt, clientEpoll: CInt, iterations: Int, warmUp: Int, into samples: inout [Int64]
+) {
+    var event = epoll_event()
+    var value: UInt64 = 0
+    for index in 0..<(warmUp + iterations) {
+        let started = nowNanoseconds()
+        value = 1
+        _ = write(serverEvent, &value, 8)
+        while epoll_wait(clientEpoll, &event, 1, -1) != 1 {}
+        _ = read(clientEvent, &value, 8)
+        if index >= warmUp { samples.append(nowNanoseconds() - started) }
+    }
+    value = 2
+    _ = write(serverEvent, &value, 8)
 }

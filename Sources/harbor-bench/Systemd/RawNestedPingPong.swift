@@ -66,18 +66,8 @@ final class RawNestedPingPong: BenchmarkVariant {
                 _ = write(clientEvent, &value, 8)
             }
         }
-        var event = epoll_event()
-        var value: UInt64 = 0
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
-            value = 1
-            _ = write(serverEvent, &value, 8)
-            while epoll_wait(clientEpoll, &event, 1, -1) != 1 {}
-            _ = read(clientEvent, &value, 8)
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
-        }
-        value = 2
-        _ = write(serverEvent, &value, 8)
+        eventfdClientRoundTrips(serverEvent: serverEvent, clientEvent: clientEvent, clientEpoll: clientEpoll,
+                                iterations: iterations, warmUp: warmUp, into: &samples)
         server.thread.waitUntilIdle()
     }
 
