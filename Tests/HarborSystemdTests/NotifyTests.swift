@@ -16,7 +16,8 @@ extension SystemdTests {
                 // The shim makes WATCHDOG_PID the child's own pid (exec keeps it).
                 let child = Child(
                     ["/bin/sh", "-c", "WATCHDOG_PID=$$ exec \"$0\" notify --wedge-at 1200 --wedge-for 1500 --stop-at 3300", probePath()],
-                    environment: baseEnvironment() + ["NOTIFY_SOCKET=\(harness.path)", "WATCHDOG_USEC=600000"])
+                    environment: baseEnvironment() + ["NOTIFY_SOCKET=\(harness.path)", "WATCHDOG_USEC=600000"],
+                    captureOutput: false)
                 let deadline = ContinuousClock.now + .seconds(15)
                 var datagrams = harness.collect(before: deadline) { $0.assignments.contains("STOPPING=1") }
                 let status = child.waitForExit(before: deadline)
@@ -52,7 +53,8 @@ extension SystemdTests {
                 let harness = NotifyHarness()
                 let child = Child(
                     [probePath(), "notify", "--stop-at", "700"],
-                    environment: baseEnvironment() + ["NOTIFY_SOCKET=\(harness.path)", "WATCHDOG_USEC=200000", "WATCHDOG_PID=1"])
+                    environment: baseEnvironment() + ["NOTIFY_SOCKET=\(harness.path)", "WATCHDOG_USEC=200000", "WATCHDOG_PID=1"],
+                    captureOutput: false)
                 let deadline = ContinuousClock.now + .seconds(10)
                 var datagrams = harness.collect(before: deadline) { $0.assignments.contains("STOPPING=1") }
                 #expect(child.waitForExit(before: deadline) == 0)
@@ -79,9 +81,9 @@ extension SystemdTests {
                 let socketPath = harness.directory + "/api.sock"
                 let child = Child(
                     ["/usr/bin/systemd-socket-activate", "-l", socketPath, "--fdname=harbor-api", "-E", "NOTIFY_SOCKET", probePath(), "activate"],
-                    environment: baseEnvironment() + ["NOTIFY_SOCKET=\(harness.path)"], captureStderr: true)
+                    environment: baseEnvironment() + ["NOTIFY_SOCKET=\(harness.path)"], captureOutput: true)
                 let deadline = ContinuousClock.now + .seconds(15)
-                #expect(child.waitForStderr(containing: "Listening on", before: deadline))
+                #expect(child.waitForStderr("Listening on", before: deadline))
                 let reply = connectAndRead(socketPath)
                 #expect(reply == "pong name=harbor-api fds=1 listening=1\n")
                 var datagrams = harness.collect(before: deadline) { $0.assignments.contains("STOPPING=1") }
