@@ -85,4 +85,42 @@ struct OutOfLineTests {
             }
         }
     }
+
+    @Test func P08_aPayloadFilledInPlaceIsInlineOrOutOfLineBySize() throws {
+        try expectNoDescriptorLeak {
+            let port = ReceiveRight()
+            for size in [0, 1024, Message.maximumBodySize, Message.outOfLineThreshold, 3 << 20] {
+                var written = 0
+                let message = try Message(id: 4, payloadCount: size) { bytes in
+                    written = bytes.count
+                    for index in 0..<bytes.count { bytes[index] = UInt8(truncatingIfNeeded: index &* 7) }
+                }
+                #expect(written == size)
+                #expect(message.regions.isEmpty == (size < Message.outOfLineThreshold))
+                try port.makeSendRight().send(message)
+                let received = try port.receive(timeout: .zero)
+                let bytes = received.regions.first?.bytes ?? received.body
+                #expect(bytes.count == size)
+                #expect(bytes.indices.allSatisfy { bytes[$0] == UInt8(truncatingIfNeeded: $0 &* 7) })
+            }
+        }
+    }
+
+    @Test func P08_aPayloadFilledInPlaceReachesAnotherProcess() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let peer = try Peer(home: home)
+            let size = 5 * WireFormat.maximumFragmentData + 4_321
+            var expected: UInt32 = 0
+            let message = try Message(id: PeerCommand.region, payloadCount: size) { bytes in
+                for index in 0..<bytes.count {
+                    bytes[index] = UInt8(truncatingIfNeeded: index &* 13)
+                    expected &+= UInt32(bytes[index])
+                }
+            }
+            let reply = try peer.request(message)
+            #expect(reply.text == "\(size):\(expected)")
+            peer.stop()
+        }
+    }
 }

@@ -1,6 +1,5 @@
 // Harbor — out-of-line memory (P08): fill a buffer in place, send it sealed.
 import CHarborLinux
-import Glibc
 
 /// A buffer for a large payload, filled in place and then sent out of line.
 ///
@@ -113,6 +112,48 @@ extension Message {
             do { content.regions.append(try MappedRegion(copying: payload)) } catch {
                 throw PortError(error, "copying a \(payload.count)-byte payload")
             }
+        }
+        self.init(content: content)
+    }
+
+    /// Makes a message carrying `count` payload bytes that `initialize`
+    /// writes in place: Harbor's own memory, so the payload is never copied
+    /// before the kernel copies it out (``init(id:payload:)`` copies it once
+    /// more from the caller's memory).
+    ///
+    /// Below ``outOfLineThreshold`` the bytes are the inline body; from it on
+    /// they are one private out-of-line region (recycled anonymous memory),
+    /// which another process receives through the connection in fragments
+    /// written straight into its own region.
+    ///
+    /// `initialize` must write all `count` bytes: memory it leaves alone
+    /// holds whatever this process last kept there (it is recycled, not
+    /// cleared, because clearing costs a pass over every page).
+    ///
+    /// ```swift
+    /// let message = try Message(id: 1, payloadCount: frame.count) { bytes in
+    ///     frame.render(into: bytes)
+    /// }
+    /// ```
+    /// - Throws: a ``PortError`` wrapping the system error when memory for
+    ///   an out-of-line payload cannot be mapped.
+    public init(
+        id: Int32, payloadCount count: Int, initializingWith initialize: (UnsafeMutableRawBufferPointer) -> Void
+    ) throws(PortError) {
+        precondition(count >= 0, "a payload cannot have a negative size")
+        var content = MessageContent(id: id, body: [], trailer: MessageTrailer(sender: .current))
+        if count < Message.outOfLineThreshold {
+            content.body = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+                initialize(UnsafeMutableRawBufferPointer(buffer))
+                initialized = count
+            }
+        } else {
+            let region: MappedRegion
+            do { region = try MappedRegion(privateCount: count) } catch {
+                throw PortError(error, "mapping a \(count)-byte payload")
+            }
+            initialize(region.privateBytes)
+            content.regions.append(region)
         }
         self.init(content: content)
     }

@@ -33,7 +33,11 @@ public struct Message: ~Copyable, Sendable {
         self.init(id: id, body: Array(text.utf8))
     }
 
-    package init(content: MessageContent) { self.content = content }
+    package init(content: consuming MessageContent) { self.content = content }
+
+    /// The message's storage, moved out (reading `content` would copy it:
+    /// a retain and a release of each of its buffers).
+    package consuming func takeContent() -> MessageContent { content }
 
     /// The message id, for the receiver to dispatch on (Mach: `msgh_id`).
     public var id: Int32 {

@@ -40,13 +40,16 @@ extension PortCore {
     }
 
     /// A message decoded from a connection: queue it on its slot.
-    func acceptRemote(_ content: MessageContent) {
+    func acceptRemote(_ content: consuming MessageContent) {
+        let counted = content.countsAgainstLimit
+        // Moved into the queue, not copied: the closure takes it out of here.
+        var pending: MessageContent? = consume content
         let accepted = state.withLock { guarded -> Bool in
-            if content.countsAgainstLimit,
+            if counted,
                guarded.machine.countedMessages >= PortStateMachine.maximumQueueLimit + guarded.machine.queueLimit {
                 return false
             }
-            if case .enqueued(true) = guarded.machine.enqueue(content, slotReserved: true) {
+            if case .enqueued(true) = guarded.machine.enqueue(pending.take()!, slotReserved: true) {
                 // The pumping receiver itself is the only one woken: no
                 // contended-lock cost in writing under the lock here.
                 guarded.readiness?.signalWhileLocked()
@@ -60,38 +63,41 @@ extension PortCore {
     /// queue is empty it is queued and taken in one critical section, so the
     /// readiness eventfd (which polls readable only while a message waits)
     /// is left alone. Otherwise it is queued like any other; nil then.
-    func acceptRemoteAndTake(_ content: MessageContent) -> MessageContent? {
-        enum Outcome { case taken(PortStateMachine.Dequeued), queued, rejected }
+    /// The message is moved throughout, never copied.
+    func acceptRemoteAndTake(_ content: consuming MessageContent) -> MessageContent? {
+        let counted = content.countsAgainstLimit
+        var pending: MessageContent? = consume content
+        var taken: MessageContent?
         var freed: PortTransport?
-        let outcome = state.withLock { guarded -> Outcome in
-            if content.countsAgainstLimit,
+        var wake: Parker?
+        let rejected = state.withLock { guarded -> Bool in
+            if counted,
                guarded.machine.countedMessages >= PortStateMachine.maximumQueueLimit + guarded.machine.queueLimit {
-                return .rejected
+                return true
             }
             guard guarded.machine.queue.isEmpty else {
-                if case .enqueued(true) = guarded.machine.enqueue(content, slotReserved: true) {
+                if case .enqueued(true) = guarded.machine.enqueue(pending.take()!, slotReserved: true) {
                     guarded.readiness?.signalWhileLocked()
                 }
-                return .queued
+                return false
             }
-            guard let dequeued = guarded.machine.passThrough(content, receivingPort: name) else { return .queued }
+            guard let dequeued = guarded.machine.passThrough(pending.take()!, receivingPort: name) else { return false }
             if dequeued.content.countsAgainstLimit, let transport = guarded.transport {
                 transport.slots.release()
                 freed = transport
             }
-            return .taken(dequeued)
+            wake = dequeued.senderToWake
+            taken = (consume dequeued).content
+            return false
         }
-        switch outcome {
-        case .rejected:
+        if rejected {
             WireRejections.record(.flood)
             return nil
-        case .queued:
-            return nil
-        case .taken(let dequeued):
-            dequeued.senderToWake?.unpark()
-            freed?.slotFreed(port: self)
-            return dequeued.content
         }
+        guard taken != nil else { return nil }
+        wake?.unpark()
+        freed?.slotFreed(port: self)
+        return taken
     }
 
     /// A connection closed: every process holding that right let it go.

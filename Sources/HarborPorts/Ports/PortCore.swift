@@ -169,7 +169,9 @@ package final class PortCore: Sendable {
         // Only an empty queue looks at the sockets: while messages wait, the
         // readiness descriptor stays readable and we come back.
         guard let transport = remoteTransport() else { return nil }
-        return transport.pump(into: self, takeFirst: true).taken ?? dequeueQueued()
+        var outcome = transport.pump(into: self, takeFirst: true)
+        if let content = outcome.taken.take() { return content }
+        return dequeueQueued()
     }
 
     /// The transport, when the port receives from other processes.
@@ -178,21 +180,27 @@ package final class PortCore: Sendable {
         return state.withLock { $0.transport }
     }
 
+    /// Takes the first queued message. The message is moved, never copied,
+    /// on its way out (each copy of a message costs a retain and a release
+    /// of every buffer it holds).
     private func dequeueQueued() -> MessageContent? {
         var freedSlots: PortTransport?
-        let dequeued = state.withLock { guarded -> PortStateMachine.Dequeued? in
-            let dequeued = guarded.machine.dequeue(receivingPort: name)
-            if let dequeued, dequeued.becameEmpty { guarded.readiness?.clearWhileEmpty() }
-            if let dequeued, dequeued.content.countsAgainstLimit, let transport = guarded.transport {
+        var wake: Parker?
+        var taken: MessageContent?
+        state.withLock { guarded in
+            guard let dequeued = guarded.machine.dequeue(receivingPort: name) else { return }
+            if dequeued.becameEmpty { guarded.readiness?.clearWhileEmpty() }
+            if dequeued.content.countsAgainstLimit, let transport = guarded.transport {
                 transport.slots.release()
                 freedSlots = transport
             }
-            return dequeued
+            wake = dequeued.senderToWake
+            taken = (consume dequeued).content
         }
-        guard let dequeued else { return nil }
-        dequeued.senderToWake?.unpark()
+        guard taken != nil else { return nil }
+        wake?.unpark()
         freedSlots?.slotFreed(port: self)
-        return dequeued.content
+        return taken
     }
 
     /// Takes the next message, waiting until `deadline` for one to arrive.
@@ -202,8 +210,8 @@ package final class PortCore: Sendable {
             if let transport = remoteTransport() {
                 // Sleep on the readiness set and read what woke us in one
                 // pass: epoll_pwait2 then recvmsg, as a hand-written loop would.
-                let outcome = transport.pump(into: self, deadline: deadline, takeFirst: true)
-                if let content = outcome.taken ?? dequeueQueued() { return content }
+                var outcome = transport.pump(into: self, deadline: deadline, takeFirst: true)
+                if let content = outcome.taken.take() ?? dequeueQueued() { return content }
                 if outcome.onlyReadiness { clearSpuriousReadiness() }
                 if !outcome.sawEvents && deadline.hasPassed {
                     throw PortError(.timedOut, "no message arrived on \(name) in time")

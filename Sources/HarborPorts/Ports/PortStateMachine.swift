@@ -45,13 +45,13 @@ package struct PortStateMachine {
     /// Queues `content`. With `slotReserved` the sender already holds a slot
     /// of the port's shared counter (Memory/SharedSlots.swift), which is then
     /// the limit's keeper, so only the count is kept here.
-    package mutating func enqueue(_ content: MessageContent, slotReserved: Bool = false) -> EnqueueOutcome {
+    package mutating func enqueue(_ content: consuming MessageContent, slotReserved: Bool = false) -> EnqueueOutcome {
         if isDead { return .dead }
         if content.countsAgainstLimit {
             if !slotReserved && countedMessages >= queueLimit { return .full }
             countedMessages += 1
         }
-        queue.append(content)
+        queue.append(consume content)
         return .enqueued(becameReadable: queue.count == 1)
     }
 
@@ -73,7 +73,7 @@ package struct PortStateMachine {
         sequenceNumber += 1
         content.trailer.sequenceNumber = sequenceNumber
         content.trailer.port = receivingPort
-        return Dequeued(content: content, becameEmpty: queue.isEmpty, senderToWake: wake)
+        return Dequeued(content: consume content, becameEmpty: queue.isEmpty, senderToWake: wake)
     }
 
     /// Exactly `enqueue(content, slotReserved: true)` then `dequeue` on an
@@ -89,7 +89,7 @@ package struct PortStateMachine {
         sequenceNumber += 1
         content.trailer.sequenceNumber = sequenceNumber
         content.trailer.port = receivingPort
-        return Dequeued(content: content, becameEmpty: true, senderToWake: wake)
+        return Dequeued(content: consume content, becameEmpty: true, senderToWake: wake)
     }
 
     /// What a receive right takes along when it moves to another process.

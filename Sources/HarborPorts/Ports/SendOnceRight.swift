@@ -23,7 +23,7 @@ public struct SendOnceRight: ~Copyable, Sendable {
     ///   unused and its port gets a send-once notification. Either way the
     ///   error holds the message.
     public consuming func send(_ message: consuming Message) throws(PortError) {
-        var content = message.content
+        var content = message.takeContent()
         try content.prepareForSending()
         content.countsAgainstLimit = false
         _ = token.markUsed()

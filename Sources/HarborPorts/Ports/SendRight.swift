@@ -34,7 +34,7 @@ public struct SendRight: Hashable, Sendable, CustomStringConvertible {
     /// **Cost:** one lock, plus one eventfd write when the queue was empty
     /// and something waits on it. **Mach equivalent:** `mach_msg(MACH_SEND_MSG)`.
     public func send(_ message: consuming Message, timeout: Duration? = nil) throws(PortError) {
-        var content = message.content
+        var content = message.takeContent()
         try content.prepareForSending()
         try token.port.enqueue(content, deadline: WaitDeadline(timeout: timeout))
     }

@@ -15,7 +15,7 @@ package enum FirstMessage {
     package static func send(
         _ message: consuming Message, over socket: SharedDescriptor, timeout: Duration? = nil
     ) throws(PortError) {
-        var content = message.content
+        var content = message.takeContent()
         try content.prepareForSending()
         content.countsAgainstLimit = false
         try RemoteRoute(socket: socket, slots: nil).send(content, deadline: WaitDeadline(timeout: timeout), to: nil)

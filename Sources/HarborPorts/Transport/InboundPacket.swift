@@ -24,7 +24,11 @@ package enum InboundPacket {
         if packet.controlWasTruncated { throw WireRejection(.controlTruncated, "descriptors were dropped") }
         guard let sender = packet.sender else { throw WireRejection(.missingCredentials, "no SCM_CREDENTIALS") }
         let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<packet.byteCount])
-        if packet.arrived == nil, let content = decodePlain(bytes, sender: sender) { return .message(content) }
+        if packet.arrived == nil {
+            // Unwrapped by moving: binding it with `if let` copied the message.
+            var plain = decodePlain(bytes, sender: sender)
+            if plain != nil { return .message(plain.take()!) }
+        }
         let descriptors = packet.descriptors
         if bytes.count >= 2, bytes[1] == WireFormat.Kind.fragment.rawValue {
             return .fragment(try WirePacket.parseFragment(bytes, descriptorCount: descriptors.count), sender: sender)

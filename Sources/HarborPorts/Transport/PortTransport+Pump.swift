@@ -25,7 +25,6 @@ extension PortTransport {
         package var sawEvents = false
         /// Only the port's own eventfd was ready.
         package var onlyReadiness = false
-        fileprivate var takeFirst = false
     }
 
     /// Reads what the ready sockets hold and queues it on `port`.
@@ -76,36 +75,54 @@ extension PortTransport {
     }
 
     /// Work collected under the pump lock, done after it is released.
+    ///
+    /// Messages are moved along, never copied: each copy of a message costs
+    /// a retain and a release of every buffer it holds, which on this path
+    /// cost more than the system calls' user-space share.
     fileprivate struct Collected: Sendable {
-        /// The first arrival apart, so the usual pump (one message) makes no array.
-        var first: Arrival?
+        /// The first arrival when it is a message (the usual pump: one
+        /// message, no array), which alone may skip the queue.
+        var firstMessage: MessageContent?
         var rest: [Arrival] = []
         var gotWaiter = false
-        var outcome = PumpOutcome()
+        var sawEvents = false
+        var onlyReadiness = false
+        let takeFirst: Bool
 
-        mutating func append(_ arrival: Arrival) {
-            if first == nil { first = arrival } else { rest.append(arrival) }
+        init(takeFirst: Bool) { self.takeFirst = takeFirst }
+
+        mutating func append(message content: consuming MessageContent) {
+            if firstMessage == nil && rest.isEmpty {
+                firstMessage = consume content
+            } else {
+                rest.append(.message(content))
+            }
         }
+
+        mutating func append(_ arrival: consuming Arrival) { rest.append(arrival) }
 
         consuming func finish(_ transport: PortTransport, _ port: PortCore) -> PumpOutcome {
             if gotWaiter { transport.signalWaiters() }
-            var outcome = outcome
-            if let first = first.take() {
-                // Only the very first arrival may skip the queue: nothing
-                // found in this pump comes before it.
-                if case .message(let content) = first, outcome.takeFirst {
-                    outcome.taken = port.acceptRemoteAndTake(content)
+            var outcome = PumpOutcome()
+            outcome.sawEvents = sawEvents
+            outcome.onlyReadiness = onlyReadiness
+            // Nothing found in this pump comes before the first message.
+            if let first = firstMessage.take() {
+                if takeFirst {
+                    outcome.taken = port.acceptRemoteAndTake(consume first)
                 } else {
-                    Self.act(on: first, port)
+                    port.acceptRemote(consume first)
                 }
             }
-            for arrival in rest { Self.act(on: arrival, port) }
+            // Taken from the back of a reversed array: moved out, not copied.
+            rest.reverse()
+            while let arrival = rest.popLast() { Self.act(on: arrival, port) }
             return outcome
         }
 
-        private static func act(on arrival: Arrival, _ port: PortCore) {
-            switch arrival {
-            case .message(let content): port.acceptRemote(content)
+        private static func act(on arrival: consuming Arrival, _ port: PortCore) {
+            switch consume arrival {
+            case .message(let content): port.acceptRemote(consume content)
             case .closed(let kind, let used): port.connectionClosed(kind, used: used)
             case .hungUp(let proxy): proxy.remoteDied()
             }
@@ -116,9 +133,8 @@ extension PortTransport {
         _ events: UnsafeMutableBufferPointer<epoll_event>, buffers: inout PumpBuffers,
         into port: PortCore, takeFirst: Bool
     ) -> Collected {
-        var collected = Collected()
-        collected.outcome.takeFirst = takeFirst
-        collected.outcome.sawEvents = !events.isEmpty
+        var collected = Collected(takeFirst: takeFirst)
+        collected.sawEvents = !events.isEmpty
         var sawOther = false
         for event in events {
             let token = event.data.u64
@@ -136,7 +152,7 @@ extension PortTransport {
                 readAhead(on: connection, token: token, buffers: &buffers, into: &collected)
             }
         }
-        collected.outcome.onlyReadiness = collected.outcome.sawEvents && !sawOther
+        collected.onlyReadiness = collected.sawEvents && !sawOther
         return collected
     }
 
@@ -151,7 +167,7 @@ extension PortTransport {
         while case .assembling = received {
             received = receive(on: connection, token: token, buffers: &buffers)
         }
-        switch received {
+        switch consume received {
         case .nothing, .assembling:
             return false
         case .closed:
@@ -165,10 +181,10 @@ extension PortTransport {
                 // One message is all a send-once connection carries.
                 content.countsAgainstLimit = false
                 close(token)
-                collected.append(.message(content))
+                collected.append(message: content)
                 collected.append(.closed(.sendOnce, used: true))
             } else {
-                collected.append(.message(content))
+                collected.append(message: content)
             }
             return true
         case .waiter(let eventfd):

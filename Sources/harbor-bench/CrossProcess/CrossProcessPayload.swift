@@ -32,9 +32,10 @@ struct CrossProcessPayload: Benchmark {
                 + "pair (4 MiB socket buffers; the kernel chunks it); the peer read()s 1 MiB at a time, summing as it goes.",
             "memfd: memset the reused buffer, memfd_create, write() it in, seal (write, shrink, grow), send the "
                 + "descriptor in SCM_RIGHTS; the peer checks the seals, mmaps read-only, sums, unmaps.",
-            "harbor (Harbor's default path): memset the reused buffer, Message(id:payload:) (copies: inline up "
-                + "to 64 KiB, else into private memory that crosses the connection in fragments of up to 96 KiB), "
-                + "send; the peer sums the region or the body.",
+            "harbor (Harbor's default path): Message(id:payloadCount:) hands out Harbor's memory, memset fills it "
+                + "in place (the inline body up to 64 KiB, else recycled private memory that crosses the connection "
+                + "in fragments of up to 96 KiB), send; the peer sums the region or the body.",
+            "harbor-copy: memset the reused buffer, Message(id:payload:) copies it into the same kinds of memory, send.",
             "harbor-ool: OutOfLineBuffer(count:) filled in place (a memfd, sealed on attach), message.attach(buffer), "
                 + "send; the peer maps it read-only and sums message.regions[0].",
             "× best raw: Harbor's median over the better raw median of the run (the target is ≤ 1.11, i.e. at "
@@ -48,8 +49,9 @@ struct CrossProcessPayload: Benchmark {
         return [
             ChunkedCopy(link: link, source: source),
             RawMemfd(link: link, source: source),
-            HarborPayload(link: link, source: source, inPlace: true),
-            HarborPayload(link: link, source: source, inPlace: false),
+            HarborPayload(link: link, source: source, way: .memfd),
+            HarborPayload(link: link, source: source, way: .copied),
+            HarborPayload(link: link, source: source, way: .inPlace),
         ]
     }
 }
