@@ -59,6 +59,27 @@ extension PortCore {
         if !accepted { WireRejections.record(.flood) }
     }
 
+    /// Messages read ahead from the connections: queued in order under one
+    /// lock, moved out of `batch` (left empty).
+    func acceptRemote(batch: inout [MessageContent]) {
+        batch.reverse()
+        let rejected = state.withLock { guarded -> Int in
+            var rejected = 0
+            while let content = batch.popLast() {
+                if content.countsAgainstLimit,
+                   guarded.machine.countedMessages >= PortStateMachine.maximumQueueLimit + guarded.machine.queueLimit {
+                    rejected += 1
+                    continue
+                }
+                if case .enqueued(true) = guarded.machine.enqueue(content, slotReserved: true) {
+                    guarded.readiness?.signalWhileLocked()
+                }
+            }
+            return rejected
+        }
+        for _ in 0..<rejected { WireRejections.record(.flood) }
+    }
+
     /// A message decoded by a receiver that will dequeue at once: when the
     /// queue is empty it is queued and taken in one critical section, so the
     /// readiness eventfd (which polls readable only while a message waits)

@@ -184,11 +184,21 @@ package final class PortCore: Sendable {
     /// on its way out (each copy of a message costs a retain and a release
     /// of every buffer it holds).
     private func dequeueQueued() -> MessageContent? {
+        var unused: PortTransport?
+        return dequeueQueued(orTransport: &unused)
+    }
+
+    /// `dequeueQueued()`, which also hands out the transport when the queue
+    /// is empty (one lock where a blocking receive took two).
+    private func dequeueQueued(orTransport transportWhenEmpty: inout PortTransport?) -> MessageContent? {
         var freedSlots: PortTransport?
         var wake: Parker?
         var taken: MessageContent?
         state.withLock { guarded in
-            guard let dequeued = guarded.machine.dequeue(receivingPort: name) else { return }
+            guard let dequeued = guarded.machine.dequeue(receivingPort: name) else {
+                transportWhenEmpty = guarded.transport
+                return
+            }
             if dequeued.becameEmpty { guarded.readiness?.clearWhileEmpty() }
             if dequeued.content.countsAgainstLimit, let transport = guarded.transport {
                 transport.slots.release()
@@ -206,8 +216,9 @@ package final class PortCore: Sendable {
     /// Takes the next message, waiting until `deadline` for one to arrive.
     package func dequeue(deadline: WaitDeadline) throws(PortError) -> MessageContent {
         while true {
-            if let content = dequeueQueued() { return content }
-            if let transport = remoteTransport() {
+            var remote: PortTransport?
+            if let content = dequeueQueued(orTransport: &remote) { return content }
+            if let transport = remote {
                 // Sleep on the readiness set and read what woke us in one
                 // pass: epoll_pwait2 then recvmsg, as a hand-written loop would.
                 var outcome = transport.pump(into: self, deadline: deadline, takeFirst: true)

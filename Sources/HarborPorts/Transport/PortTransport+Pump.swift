@@ -80,10 +80,14 @@ extension PortTransport {
     /// a retain and a release of every buffer it holds, which on this path
     /// cost more than the system calls' user-space share.
     fileprivate struct Collected: Sendable {
-        /// The first arrival when it is a message (the usual pump: one
-        /// message, no array), which alone may skip the queue.
+        /// The first message (the usual pump: one message, no array), which
+        /// alone may skip the queue.
         var firstMessage: MessageContent?
-        var rest: [Arrival] = []
+        /// Messages after the first (a read-ahead), queued under one lock.
+        var messages: [MessageContent] = []
+        /// Connections closing and proxies hanging up, acted on after the
+        /// messages: whatever a connection delivered comes before its end.
+        var events: [Arrival] = []
         var gotWaiter = false
         var sawEvents = false
         var onlyReadiness = false
@@ -92,21 +96,21 @@ extension PortTransport {
         init(takeFirst: Bool) { self.takeFirst = takeFirst }
 
         mutating func append(message content: consuming MessageContent) {
-            if firstMessage == nil && rest.isEmpty {
+            if firstMessage == nil {
                 firstMessage = consume content
             } else {
-                rest.append(.message(content))
+                if messages.isEmpty { messages.reserveCapacity(PumpBuffers.readAheadLimit) }
+                messages.append(content)
             }
         }
 
-        mutating func append(_ arrival: consuming Arrival) { rest.append(arrival) }
+        mutating func append(_ arrival: consuming Arrival) { events.append(arrival) }
 
         consuming func finish(_ transport: PortTransport, _ port: PortCore) -> PumpOutcome {
             if gotWaiter { transport.signalWaiters() }
             var outcome = PumpOutcome()
             outcome.sawEvents = sawEvents
             outcome.onlyReadiness = onlyReadiness
-            // Nothing found in this pump comes before the first message.
             if let first = firstMessage.take() {
                 if takeFirst {
                     outcome.taken = port.acceptRemoteAndTake(consume first)
@@ -114,9 +118,10 @@ extension PortTransport {
                     port.acceptRemote(consume first)
                 }
             }
+            if !messages.isEmpty { port.acceptRemote(batch: &messages) }
             // Taken from the back of a reversed array: moved out, not copied.
-            rest.reverse()
-            while let arrival = rest.popLast() { Self.act(on: arrival, port) }
+            events.reverse()
+            while let arrival = events.popLast() { Self.act(on: arrival, port) }
             return outcome
         }
 
