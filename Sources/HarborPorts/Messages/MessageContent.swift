@@ -21,10 +21,11 @@ package struct MessageContent: Sendable {
     private var attachments: Attachments?
 
     package init(id: Int32, body: [UInt8], rights: [CarriedRight] = [], reply: CarriedRight? = nil,
-                 trailer: MessageTrailer) {
+                 trailer: MessageTrailer, countsAgainstLimit: Bool = true) {
         self.id = id
         self.body = body
         self.trailer = trailer
+        self.countsAgainstLimit = countsAgainstLimit
         if !rights.isEmpty || reply != nil {
             attachments = Attachments(rights: rights, reply: reply, regions: [])
         }

@@ -61,11 +61,10 @@ extension PortCore {
 
     /// Messages read ahead from the connections: queued in order under one
     /// lock, moved out of `batch` (left empty).
-    func acceptRemote(batch: inout [MessageContent]) {
-        batch.reverse()
+    func acceptRemote(batch: inout Deque<MessageContent>) {
         let rejected = state.withLock { guarded -> Int in
             var rejected = 0
-            while let content = batch.popLast() {
+            while let content = batch.popFirst() {
                 if content.countsAgainstLimit,
                    guarded.machine.countedMessages >= PortStateMachine.maximumQueueLimit + guarded.machine.queueLimit {
                     rejected += 1

@@ -64,9 +64,8 @@ package enum InboundPacket {
               totalLength == bytes.count, totalLength == WireFormat.headerSize + bodyLength else { return nil }
         let id = Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: Int32.self))
         let body = Array(UnsafeRawBufferPointer(rebasing: bytes[WireFormat.headerSize...]))
-        var content = MessageContent(id: id, body: body, trailer: MessageTrailer(sender: sender))
-        content.countsAgainstLimit = flags != 0
-        return content
+        return MessageContent(id: id, body: body, trailer: MessageTrailer(sender: sender),
+                              countsAgainstLimit: flags != 0)
     }
 
     /// A message, or the start of one whose copied regions follow.

@@ -4,6 +4,7 @@
 // no thread reads the sockets. Lock order as in PortTransport.swift: the
 // pump buffers before the table, never after.
 import CHarborLinux
+import DequeModule
 import Glibc
 import Synchronization
 
@@ -84,7 +85,8 @@ extension PortTransport {
         /// alone may skip the queue.
         var firstMessage: MessageContent?
         /// Messages after the first (a read-ahead), queued under one lock.
-        var messages: [MessageContent] = []
+        /// A deque: taken from the front, each is moved, not copied.
+        var messages = Deque<MessageContent>()
         /// Connections closing and proxies hanging up, acted on after the
         /// messages: whatever a connection delivered comes before its end.
         var events: [Arrival] = []
@@ -100,7 +102,7 @@ extension PortTransport {
                 firstMessage = consume content
             } else {
                 if messages.isEmpty { messages.reserveCapacity(PumpBuffers.readAheadLimit) }
-                messages.append(content)
+                messages.append(consume content)
             }
         }
 
