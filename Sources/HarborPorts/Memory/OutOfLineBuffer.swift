@@ -105,15 +105,7 @@ extension Message {
     /// memfd's pages are allocated, zeroed and faulted in for every message.
     /// To share pages without a copy, fill an ``OutOfLineBuffer`` in place.
     public init(id: Int32, payload: UnsafeRawBufferPointer) throws(PortError) {
-        var content = MessageContent(id: id, body: [], trailer: MessageTrailer(sender: .current))
-        if payload.count < Message.outOfLineThreshold {
-            content.body = Array(payload)
-        } else {
-            do { content.regions.append(try MappedRegion(copying: payload)) } catch {
-                throw PortError(error, "copying a \(payload.count)-byte payload")
-            }
-        }
-        self.init(content: content)
+        try self.init(id: id, payloadCount: payload.count) { $0.copyMemory(from: payload) }
     }
 
     /// Makes a message carrying `count` payload bytes that `initialize`

@@ -19,7 +19,6 @@ extension PortCore {
                 let free = guarded.machine.queueLimit - guarded.machine.countedMessages
                 let transport = PortTransport(slots: try SharedSlots(free: free), epollFD: epollFD)
                 guarded.transport = transport
-                hasTransport.store(true, ordering: .releasing)
                 return .success(transport)
             } catch let error as SystemError {
                 return .failure(error)
@@ -41,21 +40,9 @@ extension PortCore {
 
     /// A message decoded from a connection: queue it on its slot.
     func acceptRemote(_ content: consuming MessageContent) {
-        let counted = content.countsAgainstLimit
         // Moved into the queue, not copied: the closure takes it out of here.
         var pending: MessageContent? = consume content
-        let accepted = state.withLock { guarded -> Bool in
-            if counted,
-               guarded.machine.countedMessages >= PortStateMachine.maximumQueueLimit + guarded.machine.queueLimit {
-                return false
-            }
-            if case .enqueued(true) = guarded.machine.enqueue(pending.take()!, slotReserved: true) {
-                // The pumping receiver itself is the only one woken: no
-                // contended-lock cost in writing under the lock here.
-                guarded.readiness?.signalWhileLocked()
-            }
-            return true
-        }
+        let accepted = state.withLock { $0.queueRemote(pending.take()!) }
         if !accepted { WireRejections.record(.flood) }
     }
 
@@ -65,14 +52,7 @@ extension PortCore {
         let rejected = state.withLock { guarded -> Int in
             var rejected = 0
             while let content = batch.popFirst() {
-                if content.countsAgainstLimit,
-                   guarded.machine.countedMessages >= PortStateMachine.maximumQueueLimit + guarded.machine.queueLimit {
-                    rejected += 1
-                    continue
-                }
-                if case .enqueued(true) = guarded.machine.enqueue(content, slotReserved: true) {
-                    guarded.readiness?.signalWhileLocked()
-                }
+                if !guarded.queueRemote(content) { rejected += 1 }
             }
             return rejected
         }
@@ -91,16 +71,8 @@ extension PortCore {
         var freed: PortTransport?
         var wake: Parker?
         let rejected = state.withLock { guarded -> Bool in
-            if counted,
-               guarded.machine.countedMessages >= PortStateMachine.maximumQueueLimit + guarded.machine.queueLimit {
-                return true
-            }
-            guard guarded.machine.queue.isEmpty else {
-                if case .enqueued(true) = guarded.machine.enqueue(pending.take()!, slotReserved: true) {
-                    guarded.readiness?.signalWhileLocked()
-                }
-                return false
-            }
+            guard guarded.machine.queue.isEmpty else { return !guarded.queueRemote(pending.take()!) }
+            if counted && guarded.isFlooded { return true }
             guard let dequeued = guarded.machine.passThrough(pending.take()!, receivingPort: name) else { return false }
             if dequeued.content.countsAgainstLimit, let transport = guarded.transport {
                 transport.slots.release()
@@ -206,7 +178,6 @@ extension PortCore {
             let taken = guarded.machine.takeForMove()
             guarded.route = route
             guarded.transport = nil
-            hasTransport.store(false, ordering: .releasing)
             guarded.readiness?.clearWhileEmpty()
             return taken
         }
@@ -249,7 +220,6 @@ extension PortCore {
             guard guarded.route === route, !guarded.machine.isDead else { return nil }
             guarded.route = nil
             guarded.transport = transport
-            hasTransport.store(true, ordering: .releasing)
             guarded.machine.connectionAdopted()
             let (released, becameReadable) = guarded.machine.restoreAfterFailedMove(taken)
             if becameReadable, let readiness = guarded.readiness {
@@ -324,7 +294,6 @@ extension PortCore {
             guarded.route = nil
             guarded.transport = transport
             guarded.machine.adopt(limit: limit, sequenceNumber: sequenceNumber, made: made)
-            port.hasTransport.store(true, ordering: .releasing)
             return old
         }
         _ = oldRoute  // released here: one sender fewer on its connection
@@ -399,5 +368,25 @@ extension PortCore {
         state.withLock { $0.watchers.append((transport, token)) }
         // It may have died between the first look and the watch.
         if route.hasHungUp { remoteDied() }
+    }
+}
+
+extension PortCore.Guarded {
+    /// Whether counted messages from other processes are past limit + 1024:
+    /// senders there hold shared slots, so only a lying process gets here.
+    var isFlooded: Bool {
+        machine.countedMessages >= PortStateMachine.maximumQueueLimit + machine.queueLimit
+    }
+
+    /// Queues a message from another process on the slot its sender took,
+    /// and signals readiness when the queue stops being empty (only the
+    /// pumping receiver is woken: no contended-lock cost in writing under
+    /// the lock). False when refused as a flood.
+    mutating func queueRemote(_ content: consuming MessageContent) -> Bool {
+        if content.countsAgainstLimit && isFlooded { return false }
+        if case .enqueued(true) = machine.enqueue(content, slotReserved: true) {
+            readiness?.signalWhileLocked()
+        }
+        return true
     }
 }

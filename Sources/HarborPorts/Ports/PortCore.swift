@@ -18,9 +18,6 @@ package final class PortCore: Sendable {
     /// The port's name on the wire (Transport/PortIdentity.swift).
     package let identity: PortIdentity
     let state: Mutex<Guarded>
-    /// Set once the port receives from other processes (or watches them), so
-    /// the in-process path checks one atomic, not a lock, before pumping.
-    let hasTransport = Atomic<Bool>(false)
 
     struct Guarded: ~Copyable {
         var machine = PortStateMachine()
@@ -165,19 +162,14 @@ package final class PortCore: Sendable {
 
     /// Takes the next message without waiting.
     package func tryDequeue() -> MessageContent? {
-        if let content = dequeueQueued() { return content }
+        var remote: PortTransport?
+        if let content = dequeueQueued(orTransport: &remote) { return content }
         // Only an empty queue looks at the sockets: while messages wait, the
         // readiness descriptor stays readable and we come back.
-        guard let transport = remoteTransport() else { return nil }
+        guard let transport = remote else { return nil }
         var outcome = transport.pump(into: self, takeFirst: true)
         if let content = outcome.taken.take() { return content }
         return dequeueQueued()
-    }
-
-    /// The transport, when the port receives from other processes.
-    private func remoteTransport() -> PortTransport? {
-        guard hasTransport.load(ordering: .acquiring) else { return nil }
-        return state.withLock { $0.transport }
     }
 
     /// Takes the first queued message. The message is moved, never copied,
@@ -189,7 +181,7 @@ package final class PortCore: Sendable {
     }
 
     /// `dequeueQueued()`, which also hands out the transport when the queue
-    /// is empty (one lock where a blocking receive took two).
+    /// is empty (one lock where a receive took two).
     private func dequeueQueued(orTransport transportWhenEmpty: inout PortTransport?) -> MessageContent? {
         var freedSlots: PortTransport?
         var wake: Parker?
@@ -401,7 +393,6 @@ package final class PortCore: Sendable {
         // Dropping the signal closes the descriptor (once no sender still
         // holds it), which also takes it out of any epoll set.
         let transport = state.withLock { guarded -> PortTransport? in
-            hasTransport.store(false, ordering: .releasing)
             defer { guarded.transport = nil }
             return guarded.transport
         }

@@ -12,7 +12,6 @@ extension PortTransport {
 
     /// What a pump found, to act on once the locks are released.
     package enum Arrival: Sendable {
-        case message(MessageContent)
         case closed(WireFormat.ConnectionKind, used: Bool)
         case hungUp(PortCore)
     }
@@ -106,7 +105,7 @@ extension PortTransport {
             }
         }
 
-        mutating func append(_ arrival: consuming Arrival) { events.append(arrival) }
+        mutating func append(_ arrival: Arrival) { events.append(arrival) }
 
         consuming func finish(_ transport: PortTransport, _ port: PortCore) -> PumpOutcome {
             if gotWaiter { transport.signalWaiters() }
@@ -121,15 +120,12 @@ extension PortTransport {
                 }
             }
             if !messages.isEmpty { port.acceptRemote(batch: &messages) }
-            // Taken from the back of a reversed array: moved out, not copied.
-            events.reverse()
-            while let arrival = events.popLast() { Self.act(on: arrival, port) }
+            for arrival in events { Self.act(on: arrival, port) }
             return outcome
         }
 
-        private static func act(on arrival: consuming Arrival, _ port: PortCore) {
-            switch consume arrival {
-            case .message(let content): port.acceptRemote(consume content)
+        private static func act(on arrival: Arrival, _ port: PortCore) {
+            switch arrival {
             case .closed(let kind, let used): port.connectionClosed(kind, used: used)
             case .hungUp(let proxy): proxy.remoteDied()
             }
