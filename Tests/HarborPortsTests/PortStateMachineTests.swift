@@ -16,7 +16,7 @@ import Testing
         let port = PortName(rawValue: 1)
         #expect(machine.dequeue(receivingPort: port)?.becameEmpty == false)
         #expect(machine.dequeue(receivingPort: port)?.becameEmpty == true)
-        #expect(machine.dequeue(receivingPort: port) == nil)
+        #expect(machine.dequeue(receivingPort: port)?.content.id == nil)
     }
 
     @Test func P04_fullQueueRefusesCountedButNotSendOnceMessages() {

@@ -74,8 +74,8 @@ extension PortCore {
             guard guarded.machine.queue.isEmpty else { return !guarded.queueRemote(pending.take()!) }
             if counted && guarded.isFlooded { return true }
             guard let dequeued = guarded.machine.passThrough(pending.take()!, receivingPort: name) else { return false }
-            if dequeued.content.countsAgainstLimit, let transport = guarded.transport {
-                transport.slots.release()
+            if dequeued.content.countsAgainstLimit, let transport = guarded.transport,
+               transport.releaseSlot() {
                 freed = transport
             }
             wake = dequeued.senderToWake

@@ -192,8 +192,8 @@ package final class PortCore: Sendable {
                 return
             }
             if dequeued.becameEmpty { guarded.readiness?.clearWhileEmpty() }
-            if dequeued.content.countsAgainstLimit, let transport = guarded.transport {
-                transport.slots.release()
+            if dequeued.content.countsAgainstLimit, let transport = guarded.transport,
+               transport.releaseSlot() {
                 freedSlots = transport
             }
             wake = dequeued.senderToWake

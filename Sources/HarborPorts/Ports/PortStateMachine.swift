@@ -55,7 +55,9 @@ package struct PortStateMachine {
         return .enqueued(becameReadable: queue.count == 1)
     }
 
-    package struct Dequeued {
+    /// `~Copyable` so it is only ever moved: a copy would retain and release
+    /// the message's buffers, and this passes through two locked closures.
+    package struct Dequeued: ~Copyable {
         package var content: MessageContent
         /// The queue is now empty: readiness must be cleared.
         package var becameEmpty: Bool

@@ -56,10 +56,11 @@ package enum FirstMessage {
             preconditionFailure("unreachable")
         }
         do {
-            guard case .message(let content) = try InboundPacket.decode(UnsafeRawBufferPointer(buffer), packet) else {
-                throw WireRejection(.unknownKind, "a wait packet")
+            let decoded = try InboundPacket.decode(UnsafeRawBufferPointer(buffer), packet)
+            switch consume decoded {
+            case .message(let content): return Message(content: content)
+            default: throw WireRejection(.unknownKind, "a wait packet or a fragment")
             }
-            return Message(content: content)
         } catch let rejection as WireRejection {
             WireRejections.record(rejection.reason)
             throw PortError(.malformedMessage, "first message: \(rejection)")

@@ -7,7 +7,7 @@
 import CHarborLinux
 import Glibc
 
-package enum InboundPacket {
+package enum InboundPacket: ~Copyable {
     case message(MessageContent)
     case wait(SharedDescriptor)
     /// The first packet of a fragmented message: its copied regions are

@@ -17,7 +17,9 @@ extension PortTransport {
     }
 
     /// What a pump did, for a receiver deciding whether to wait again.
-    package struct PumpOutcome: Sendable {
+    /// `~Copyable`, like the other wrappers a message passes through on its
+    /// way to a receiver: moved, never copied (see `Collected`).
+    package struct PumpOutcome: ~Copyable, Sendable {
         /// The first message that arrived, handed straight to the pumping
         /// receiver (only when asked for and the queue was empty).
         package var taken: MessageContent?
@@ -79,13 +81,15 @@ extension PortTransport {
     /// Messages are moved along, never copied: each copy of a message costs
     /// a retain and a release of every buffer it holds, which on this path
     /// cost more than the system calls' user-space share.
-    fileprivate struct Collected: Sendable {
+    fileprivate struct Collected: ~Copyable, Sendable {
         /// The first message (the usual pump: one message, no array), which
         /// alone may skip the queue.
         var firstMessage: MessageContent?
         /// Messages after the first (a read-ahead), queued under one lock.
-        /// A deque: taken from the front, each is moved, not copied.
-        var messages = Deque<MessageContent>()
+        /// A deque: taken from the front, each is moved, not copied. Nil
+        /// until a read-ahead finds one: an empty deque still holds (and
+        /// retains) a shared storage object.
+        var messages: Deque<MessageContent>?
         /// Connections closing and proxies hanging up, acted on after the
         /// messages: whatever a connection delivered comes before its end.
         var events: [Arrival] = []
@@ -100,8 +104,12 @@ extension PortTransport {
             if firstMessage == nil {
                 firstMessage = consume content
             } else {
-                if messages.isEmpty { messages.reserveCapacity(PumpBuffers.readAheadLimit) }
-                messages.append(consume content)
+                if messages == nil {
+                    var batch = Deque<MessageContent>()
+                    batch.reserveCapacity(PumpBuffers.readAheadLimit)
+                    messages = batch
+                }
+                messages!.append(consume content)
             }
         }
 
@@ -119,8 +127,10 @@ extension PortTransport {
                     port.acceptRemote(consume first)
                 }
             }
-            if !messages.isEmpty { port.acceptRemote(batch: &messages) }
-            for arrival in events { Self.act(on: arrival, port) }
+            if messages != nil { port.acceptRemote(batch: &messages!) }
+            if !events.isEmpty {
+                for arrival in events { Self.act(on: arrival, port) }
+            }
             return outcome
         }
 
@@ -167,11 +177,13 @@ extension PortTransport {
         var received = receive(on: connection, token: token, buffers: &buffers)
         // A fragmented message: read on until it is whole or the socket is
         // empty, rather than one packet per trip through epoll.
-        while case .assembling = received {
+        while received.isAssembling {
             received = receive(on: connection, token: token, buffers: &buffers)
         }
         switch consume received {
-        case .nothing, .assembling:
+        case .nothing:
+            return false
+        case .assembling:
             return false
         case .closed:
             // A message half received from a dead sender goes with it.
@@ -184,10 +196,10 @@ extension PortTransport {
                 // One message is all a send-once connection carries.
                 content.countsAgainstLimit = false
                 close(token)
-                collected.append(message: content)
+                collected.append(message: consume content)
                 collected.append(.closed(.sendOnce, used: true))
             } else {
-                collected.append(message: content)
+                collected.append(message: consume content)
             }
             return true
         case .waiter(let eventfd):
@@ -223,12 +235,19 @@ extension PortTransport {
         }
     }
 
-    private enum Received {
+    private enum Received: ~Copyable {
         case nothing, closed
         /// Part of a fragmented message arrived; more may be waiting.
         case assembling
         case message(MessageContent)
         case waiter(SharedDescriptor)
+
+        var isAssembling: Bool {
+            switch self {
+            case .assembling: true
+            default: false
+            }
+        }
     }
 
     private func receive(on connection: Connection, token: UInt64, buffers: inout PumpBuffers) -> Received {
@@ -251,8 +270,11 @@ extension PortTransport {
         }
         if packet.isEndOfFile { return .closed }
         if let target, packet.byteCount > WireFormat.headerSize {
-            switch Self.directFragment(packet, buffers.packet, target, assemblies: &buffers.assemblies[token]) {
-            case .progress, .refused:
+            let direct = Self.directFragment(packet, buffers.packet, target, assemblies: &buffers.assemblies[token])
+            switch consume direct {
+            case .progress:
+                return .assembling
+            case .refused:
                 return .assembling
             case .complete(let content):
                 buffers.assemblies[token] = nil
@@ -272,7 +294,8 @@ extension PortTransport {
             }
         }
         do {
-            switch try InboundPacket.decode(UnsafeRawBufferPointer(buffers.packet), packet) {
+            let decoded = try InboundPacket.decode(UnsafeRawBufferPointer(buffers.packet), packet)
+            switch consume decoded {
             case .message(let content): return .message(content)
             case .wait(let eventfd): return .waiter(eventfd)
             case .started(let assembly):
@@ -297,7 +320,7 @@ extension PortTransport {
     /// header whose data all landed in `target`), records it and returns
     /// progress (or the whole message); a malformed fragment from that
     /// sender refuses the message; any other packet is the caller's.
-    private enum Direct {
+    private enum Direct: ~Copyable {
         case other, refused, progress
         case complete(MessageContent)
     }
