@@ -52,16 +52,38 @@ package final class SharedSlots: @unchecked Sendable {
     deinit { MemoryFile.unmap(memory, size: Self.size) }
 
     /// Takes one slot if any is free.
-    package func tryAcquire() -> Bool {
-        var current = charbor_atomic_load_i32(words + 1)
-        while current > 0 {
-            if charbor_atomic_compare_exchange_i32(words + 1, &current, current - 1) { return true }
-        }
-        return false
-    }
+    package func tryAcquire() -> Bool { counter.tryAcquire() }
 
     /// Gives `count` slots back (negative takes them, for a lowered limit).
-    package func release(_ count: Int32 = 1) { _ = charbor_atomic_fetch_add_i32(words + 1, count) }
+    package func release(_ count: Int32 = 1) { counter.release(count) }
+
+    /// The free-slot word alone, for a holder that keeps this object alive
+    /// anyway (a route, a transport): using it costs no reference count,
+    /// where calling through a stored reference could cost a retain and a
+    /// release per message.
+    package var counter: Counter { Counter(word: words + 1) }
+
+    /// A view of the free-slot word; valid while its `SharedSlots` lives.
+    package struct Counter: @unchecked Sendable {
+        // @unchecked: a pointer into the shared mapping, touched only
+        // through C11 atomics.
+        fileprivate let word: UnsafeMutablePointer<Int32>
+
+        /// Takes one slot if any is free.
+        package func tryAcquire() -> Bool {
+            var current = charbor_atomic_load_i32(word)
+            while current > 0 {
+                if charbor_atomic_compare_exchange_i32(word, &current, current - 1) { return true }
+            }
+            return false
+        }
+
+        /// Gives `count` slots back (negative takes them, for a lowered limit).
+        package func release(_ count: Int32 = 1) { _ = charbor_atomic_fetch_add_i32(word, count) }
+
+        /// Senders in other processes waiting for a slot (the next word).
+        package var waiters: Int32 { charbor_atomic_load_i32(word + 1) }
+    }
 
     package var free: Int32 { charbor_atomic_load_i32(words + 1) }
 

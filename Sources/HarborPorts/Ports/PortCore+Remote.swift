@@ -74,9 +74,9 @@ extension PortCore {
             guard guarded.machine.queue.isEmpty else { return !guarded.queueRemote(pending.take()!) }
             if counted && guarded.isFlooded { return true }
             guard let dequeued = guarded.machine.passThrough(pending.take()!, receivingPort: name) else { return false }
-            if dequeued.content.countsAgainstLimit, let transport = guarded.transport,
-               transport.releaseSlot() {
-                freed = transport
+            if dequeued.content.countsAgainstLimit, let counter = guarded.slotCounter {
+                counter.release()
+                if counter.waiters > 0 { freed = guarded.transport }
             }
             wake = dequeued.senderToWake
             taken = (consume dequeued).content

@@ -36,7 +36,12 @@ package final class PortCore: Sendable {
         /// send goes through this connection (a proxy, or a moved port).
         var route: RemoteRoute?
         /// Non-nil once the port receives from other processes.
-        var transport: PortTransport?
+        var transport: PortTransport? {
+            didSet { slotCounter = transport?.slots.counter }
+        }
+        /// `transport`'s free-slot counter: a receive frees a slot through
+        /// it without retaining and releasing the transport.
+        private(set) var slotCounter: SharedSlots.Counter?
         /// Watches this proxy registered on local ports for its hang-up.
         var watchers: [(transport: PortTransport, token: UInt64)] = []
         /// Watches this proxy holds in the process's `RemoteDeathWatch`.
@@ -192,9 +197,9 @@ package final class PortCore: Sendable {
                 return
             }
             if dequeued.becameEmpty { guarded.readiness?.clearWhileEmpty() }
-            if dequeued.content.countsAgainstLimit, let transport = guarded.transport,
-               transport.releaseSlot() {
-                freedSlots = transport
+            if dequeued.content.countsAgainstLimit, let counter = guarded.slotCounter {
+                counter.release()
+                if counter.waiters > 0 { freedSlots = guarded.transport }
             }
             wake = dequeued.senderToWake
             taken = (consume dequeued).content

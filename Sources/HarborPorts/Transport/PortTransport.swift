@@ -138,14 +138,6 @@ package final class PortTransport: Sendable {
 
     // MARK: Back-pressure
 
-    /// Gives a dequeued message's slot back; true when senders in other
-    /// processes wait for one (then call `slotFreed(port:)` after unlocking).
-    /// Checked here so the usual case keeps no reference to the transport.
-    package func releaseSlot() -> Bool {
-        slots.release()
-        return slots.waiters > 0
-    }
-
     /// A slot was freed: wake senders in other processes that wait for one.
     package func slotFreed(port: PortCore) {
         guard slots.waiters > 0 else { return }

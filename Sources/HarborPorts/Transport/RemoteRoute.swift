@@ -17,6 +17,8 @@ package final class RemoteRoute: Sendable {
     /// The port's shared slot counter; nil for send-once connections and the
     /// bootstrap connection, whose messages never count.
     package let slots: SharedSlots?
+    /// `slots`' counter, used on every send without touching the object.
+    private let counter: SharedSlots.Counter?
     /// Created on the first wait for a slot, then reused.
     private let waiter = Mutex<SharedDescriptor?>(nil)
     /// Held for the whole of a fragmented send (never by other sends).
@@ -25,6 +27,7 @@ package final class RemoteRoute: Sendable {
     package init(socket: SharedDescriptor, slots: SharedSlots?) {
         self.socket = socket
         self.slots = slots
+        counter = slots?.counter
     }
 
     /// Whether the receiving side is gone (every receiving end closed).
@@ -34,8 +37,8 @@ package final class RemoteRoute: Sendable {
 
     /// Sends `content`, waiting for a slot and for socket room until `deadline`.
     package func send(_ content: MessageContent, deadline: WaitDeadline, to port: PortCore?) throws(PortError) {
-        let counted = content.countsAgainstLimit && slots != nil
-        if counted, let slots, !slots.tryAcquire() {
+        let counted = content.countsAgainstLimit && counter != nil
+        if counted, let counter, !counter.tryAcquire(), let slots {
             try waitForSlot(slots, deadline: deadline, content: content, port: port)
         }
         // Only a message carrying rights exports anything that may need undoing.
@@ -49,7 +52,7 @@ package final class RemoteRoute: Sendable {
             }
         } catch {
             journal?.rollBack()
-            if counted { slots?.release() }
+            if counted { counter?.release() }
             if error.code == .deadName { port?.remoteDied() }
             let name = port?.name.description ?? "the peer"
             throw PortError(error.code, "send to \(name): \(error.detail)", underlying: error.underlying,
