@@ -181,7 +181,7 @@ extension MessageContent {
                             "body of \(body.count) bytes is over the \(Message.maximumBodySize)-byte limit",
                             returning: self)
         }
-        if hasAttachments, rights.count > Message.maximumCarriedRights {
+        if rights.count > Message.maximumCarriedRights {
             throw PortError(.messageTooLarge,
                             "\(rights.count) carried rights is over the limit of \(Message.maximumCarriedRights)",
                             returning: self)

@@ -6,7 +6,7 @@
 /// handed back to a user.
 ///
 /// Why every field sits in one copy-on-write box: a message passes through
-/// a dozen functions between a socket and its receiver. As an 80-byte
+/// a dozen functions between a socket and its receiver. As an 80-odd-byte
 /// struct it was passed by address, and the optimizer kept whole copies of
 /// it along the way (`outlined init with copy` / `outlined destroy`), each a
 /// retain and a release of every buffer it held: on a cross-process round
