@@ -81,11 +81,14 @@ package final class SharedSlots: @unchecked Sendable {
         /// Gives `count` slots back (negative takes them, for a lowered limit).
         package func release(_ count: Int32 = 1) { _ = charbor_atomic_fetch_add_i32(word, count) }
 
+        /// Free slots now.
+        package var free: Int32 { charbor_atomic_load_i32(word) }
+
         /// Senders in other processes waiting for a slot (the next word).
         package var waiters: Int32 { charbor_atomic_load_i32(word + 1) }
     }
 
-    package var free: Int32 { charbor_atomic_load_i32(words + 1) }
+    package var free: Int32 { counter.free }
 
     /// Senders announce themselves before sleeping, so the receiver knows to
     /// look for their wait packets when it frees a slot.
@@ -94,7 +97,7 @@ package final class SharedSlots: @unchecked Sendable {
         // Only the slow path gets here; observers (tests) may sleep on the word.
         _ = charbor_futex_wake(words + 2, Int32.max)
     }
-    package var waiters: Int32 { charbor_atomic_load_i32(words + 2) }
+    package var waiters: Int32 { counter.waiters }
 
     /// Sleeps until at least one sender waits for a slot, or `timeout` passes;
     /// returns whether one does. For tests that must act while a sender blocks.

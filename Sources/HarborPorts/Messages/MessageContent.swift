@@ -63,11 +63,6 @@ package struct MessageContent: Sendable {
         _modify { yield &unique().regions }
     }
 
-    /// True when the message carries rights, a reply right or regions.
-    package var hasAttachments: Bool {
-        !storage.rights.isEmpty || storage.reply != nil || !storage.regions.isEmpty
-    }
-
     /// The box, copied first if another `MessageContent` shares it.
     private mutating func unique() -> Storage {
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }

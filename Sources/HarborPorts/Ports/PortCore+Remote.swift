@@ -74,12 +74,7 @@ extension PortCore {
             guard guarded.machine.queue.isEmpty else { return !guarded.queueRemote(pending.take()!) }
             if counted && guarded.isFlooded { return true }
             guard let dequeued = guarded.machine.passThrough(pending.take()!, receivingPort: name) else { return false }
-            if dequeued.content.countsAgainstLimit, let counter = guarded.slotCounter {
-                counter.release()
-                if counter.waiters > 0 { freed = guarded.transport }
-            }
-            wake = dequeued.senderToWake
-            taken = (consume dequeued).content
+            taken = guarded.handOut(dequeued, wake: &wake, freed: &freed)
             return false
         }
         if rejected {
@@ -372,6 +367,22 @@ extension PortCore {
 }
 
 extension PortCore.Guarded {
+    /// Takes a dequeued message apart under the lock: frees its slot of the
+    /// shared counter (through the counter view, so the transport is kept,
+    /// and later retained and released, only when senders in other
+    /// processes wait for a slot) and leaves the sender to wake and the
+    /// transport to notify for after the lock.
+    func handOut(
+        _ dequeued: consuming PortStateMachine.Dequeued, wake: inout Parker?, freed: inout PortTransport?
+    ) -> MessageContent {
+        if dequeued.content.countsAgainstLimit, let counter = slotCounter {
+            counter.release()
+            if counter.waiters > 0 { freed = transport }
+        }
+        wake = dequeued.senderToWake
+        return (consume dequeued).content
+    }
+
     /// Whether counted messages from other processes are past limit + 1024:
     /// senders there hold shared slots, so only a lying process gets here.
     var isFlooded: Bool {

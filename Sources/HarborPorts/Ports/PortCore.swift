@@ -197,12 +197,7 @@ package final class PortCore: Sendable {
                 return
             }
             if dequeued.becameEmpty { guarded.readiness?.clearWhileEmpty() }
-            if dequeued.content.countsAgainstLimit, let counter = guarded.slotCounter {
-                counter.release()
-                if counter.waiters > 0 { freedSlots = guarded.transport }
-            }
-            wake = dequeued.senderToWake
-            taken = (consume dequeued).content
+            taken = guarded.handOut(dequeued, wake: &wake, freed: &freedSlots)
         }
         guard taken != nil else { return nil }
         wake?.unpark()

@@ -180,6 +180,8 @@ extension PortTransport {
         while received.isAssembling {
             received = receive(on: connection, token: token, buffers: &buffers)
         }
+        // One pattern per case: Swift 6.3 cannot yet match a `~Copyable`
+        // enum with several patterns in one case label.
         switch consume received {
         case .nothing:
             return false
@@ -272,7 +274,7 @@ extension PortTransport {
         if let target, packet.byteCount > WireFormat.headerSize {
             let direct = Self.directFragment(packet, buffers.packet, target, assemblies: &buffers.assemblies[token])
             switch consume direct {
-            case .progress:
+            case .progress:  // (one pattern per case, as above)
                 return .assembling
             case .refused:
                 return .assembling

@@ -42,8 +42,7 @@ package final class RemoteRoute: Sendable {
             try waitForSlot(slots, deadline: deadline, content: content, port: port)
         }
         // Only a message carrying rights exports anything that may need undoing.
-        let journal = !content.hasAttachments || (content.rights.isEmpty && content.reply == nil)
-            ? nil : ExportJournal()
+        let journal = content.rights.isEmpty && content.reply == nil ? nil : ExportJournal()
         do {
             if Self.isPlain(content) {
                 try transmitPlain(content, deadline: deadline)
@@ -63,9 +62,8 @@ package final class RemoteRoute: Sendable {
     /// A message with nothing but an id and an inline body: no entries, no
     /// descriptors, no fragments. Most messages are; they skip the encoder.
     private static func isPlain(_ content: MessageContent) -> Bool {
-        if !content.hasAttachments { return content.body.count <= Message.maximumBodySize }
-        guard content.rights.isEmpty, content.regions.isEmpty,
-              content.body.count <= Message.maximumBodySize else { return false }
+        guard content.body.count <= Message.maximumBodySize, content.rights.isEmpty,
+              content.regions.isEmpty else { return false }
         if let reply = content.reply, reply.kind != .taken { return false }
         return true
     }
