@@ -46,6 +46,7 @@ package enum PrivateMemory {
               address != MAP_FAILED else {
             throw SystemError(errno: errno, call: "mmap")
         }
+        if size >= 2 << 20 { _ = madvise(address, size, MADV_HUGEPAGE) }
         return address
     }
 

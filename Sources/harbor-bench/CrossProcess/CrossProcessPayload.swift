@@ -29,7 +29,10 @@ struct CrossProcessPayload: Benchmark {
                 + "64-bit words, so the receiver reads every byte); the sample ends when the checksum is back "
                 + "and verified.",
             "chunks (floor): memset a reused \(Self.label(size)) buffer, blocking write() of it to a SOCK_STREAM "
-                + "pair (4 MiB socket buffers; the kernel chunks it); the peer read()s 1 MiB at a time, summing as it goes.",
+                + "pair (4 MiB socket buffers; the kernel chunks it); the peer read()s it whole into a reused buffer "
+                + "of its own, then sums it.",
+            "chunks-streaming (reference, not a floor): the same writes; the peer read()s 1 MiB at a time and sums "
+                + "each chunk while it is in the cache, never holding the payload (no message transport can).",
             "memfd: memset the reused buffer, memfd_create, write() it in, seal (write, shrink, grow), send the "
                 + "descriptor in SCM_RIGHTS; the peer checks the seals, mmaps read-only, sums, unmaps.",
             "harbor (Harbor's default path): Message(id:payloadCount:) hands out Harbor's memory, memset fills it "
@@ -48,6 +51,7 @@ struct CrossProcessPayload: Benchmark {
         let source = PayloadSource(size: size)
         return [
             ChunkedCopy(link: link, source: source),
+            ChunkedCopy(link: link, source: source, streaming: true),
             RawMemfd(link: link, source: source),
             HarborPayload(link: link, source: source, way: .memfd),
             HarborPayload(link: link, source: source, way: .copied),

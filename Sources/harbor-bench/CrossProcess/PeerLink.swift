@@ -10,6 +10,7 @@ enum PeerJob: UInt64 {
     case floorRights, harborSendOnce, harborSendRight
     case chunks, rawMemfd, harborPayload
     case floorPassCred
+    case chunksStreaming
     case exit = 99
 }
 
@@ -41,6 +42,9 @@ final class PeerLink {
     let home: ReceiveRight
     let toPeer: SendRight
     private var child: ChildProcess?
+    /// A job was begun and not ended: the peer may be blocked inside it, deaf
+    /// to `exit` (the client side threw part way).
+    private var jobInProgress = false
 
     init() throws {
         var ends: [(CInt, CInt)] = []
@@ -82,6 +86,7 @@ final class PeerLink {
 
     /// Tells the peer to serve `job` for `count` operations of `size` bytes.
     func begin(_ job: PeerJob, count: Int, size: Int = 0, extra: Int = 0) {
+        jobInProgress = job != .exit
         var command: (UInt64, UInt64, UInt64, UInt64) = (job.rawValue, UInt64(count), UInt64(size), UInt64(extra))
         _ = withUnsafeBytes(of: &command) { write(control, $0.baseAddress, $0.count) }
     }
@@ -90,11 +95,16 @@ final class PeerLink {
     func end() throws {
         var answer: UInt8 = 0
         guard read(control, &answer, 1) == 1, answer == 1 else { throw BenchmarkFailure("the peer failed its job") }
+        jobInProgress = false
     }
 
     deinit {
+        let stuck = jobInProgress
         begin(.exit, count: 0)
-        if let child = child.take() { _ = child.waitForExit() }
+        if let child = child.take() {
+            if stuck { child.kill(SIGKILL) }
+            _ = child.waitForExit()
+        }
         for fd in [control, ping, pingSet, bulk, stream, sdbus, pingCred, pingCredSet] { close(fd) }
     }
 }

@@ -115,6 +115,22 @@ final class PeerProcess {
                 try home.send(Message(id: 2, body: request.body))
             }
         case .chunks:
+            // The whole payload lands in one buffer, then is summed: what a
+            // message's receiver has. Allocated and touched once per job.
+            let whole = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 4096)
+            defer { whole.deallocate() }
+            memset(whole, 0, size)
+            for _ in 0..<count {
+                var received = 0
+                while received < size {
+                    let got = read(stream, whole + received, size - received)
+                    guard got > 0 else { throw BenchmarkFailure("stream read: errno \(charbor_errno())") }
+                    received += got
+                }
+                var sum = payloadChecksum(UnsafeRawBufferPointer(start: whole, count: size))
+                Raw.writeAll(stream, &sum, 8)
+            }
+        case .chunksStreaming:
             for _ in 0..<count {
                 var sum: UInt64 = 0
                 var remaining = size
