@@ -20,6 +20,27 @@ struct CrossProcessTests {
         }
     }
 
+    /// Bodies of every size class cross intact both ways: small ones are
+    /// copied out of the receiver's spare body, large ones (half the inline
+    /// limit and more) take the spare itself, and a request carrying a reply
+    /// right is put back together from the spare before it is decoded.
+    @Test func P07_bodiesOfEverySizeCrossIntactBothWays() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let peer = try Peer(home: home)
+            let half = Message.maximumBodySize / 2
+            for (index, size) in [0, 1, 64, 4096, half - 1, half, 40_000, Message.maximumBodySize, 100, half + 7].enumerated() {
+                let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ index) }
+                let reply = try peer.request(Message(id: PeerCommand.echo, body: body))
+                #expect(reply.id == PeerCommand.echo)
+                #expect(reply.body.count == size)
+                #expect(reply.body == body, "a \(size)-byte body came back changed")
+                #expect(reply.trailer.sender.pid == peer.pid)
+            }
+            peer.stop()
+        }
+    }
+
     /// A receiver asleep on a port that has never had a sender in another
     /// process waits on the port's eventfd alone; when a send right to the
     /// port leaves for another process, the port gains a connection, and the

@@ -52,20 +52,42 @@ package enum InboundPacket: ~Copyable {
     /// one allocation: its body. Nil for anything else, including anything
     /// malformed, which the full parser then examines and refuses as before.
     private static func decodePlain(_ bytes: UnsafeRawBufferPointer, sender: ProcessIdentity) -> MessageContent? {
-        guard bytes.count >= WireFormat.headerSize, bytes[0] == WireFormat.version,
-              bytes[1] == WireFormat.Kind.message.rawValue else { return nil }
-        let flags = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
-        let bodyLength = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
-        let entriesAndDescriptors = bytes.loadUnaligned(fromByteOffset: 12, as: UInt32.self)
-        let nestedLength = bytes.loadUnaligned(fromByteOffset: 16, as: UInt32.self)
-        let totalLength = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 20, as: UInt32.self)))
-        guard flags & ~WireFormat.Flags.countsAgainstLimit.rawValue == 0, entriesAndDescriptors == 0,
-              nestedLength == 0, bodyLength <= Message.maximumBodySize,
-              totalLength == bytes.count, totalLength == WireFormat.headerSize + bodyLength else { return nil }
-        let id = Int32(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: Int32.self))
-        let body = Array(UnsafeRawBufferPointer(rebasing: bytes[WireFormat.headerSize...]))
-        return MessageContent(id: id, body: body, trailer: MessageTrailer(sender: sender),
-                              countsAgainstLimit: flags != 0)
+        guard let plain = PlainHeader(bytes, byteCount: bytes.count) else { return nil }
+        return plain.content(body: Array(UnsafeRawBufferPointer(rebasing: bytes[WireFormat.headerSize...])), sender: sender)
+    }
+
+    /// The header of a plain message, checked: version, kind, only the
+    /// limit flag, no entries, descriptors or nested section, a body within
+    /// the limit, and lengths that add up to the packet's `byteCount`. The
+    /// body itself may lie elsewhere (the pump's spare body).
+    package struct PlainHeader {
+        package let id: Int32
+        package let bodyLength: Int
+        let countsAgainstLimit: Bool
+
+        /// Reads the header at the front of `header`; nil unless the packet
+        /// of `byteCount` bytes is a well-formed plain message.
+        package init?(_ header: UnsafeRawBufferPointer, byteCount: Int) {
+            guard header.count >= WireFormat.headerSize, header[0] == WireFormat.version,
+                  header[1] == WireFormat.Kind.message.rawValue else { return nil }
+            let flags = UInt16(littleEndian: header.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
+            let bodyLength = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+            let entriesAndDescriptors = header.loadUnaligned(fromByteOffset: 12, as: UInt32.self)
+            let nestedLength = header.loadUnaligned(fromByteOffset: 16, as: UInt32.self)
+            let totalLength = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 20, as: UInt32.self)))
+            guard flags & ~WireFormat.Flags.countsAgainstLimit.rawValue == 0, entriesAndDescriptors == 0,
+                  nestedLength == 0, bodyLength <= Message.maximumBodySize,
+                  totalLength == byteCount, totalLength == WireFormat.headerSize + bodyLength else { return nil }
+            id = Int32(littleEndian: header.loadUnaligned(fromByteOffset: 4, as: Int32.self))
+            self.bodyLength = bodyLength
+            countsAgainstLimit = flags != 0
+        }
+
+        /// The message, with `body` (exactly `bodyLength` bytes) from `sender`.
+        package func content(body: consuming [UInt8], sender: ProcessIdentity) -> MessageContent {
+            MessageContent(id: id, body: body, trailer: MessageTrailer(sender: sender),
+                           countsAgainstLimit: countsAgainstLimit)
+        }
     }
 
     /// A message, or the start of one whose copied regions follow.

@@ -253,25 +253,25 @@ extension PortTransport {
     }
 
     private func receive(on connection: Connection, token: UInt64, buffers: inout PumpBuffers) -> Received {
-        var packet: ReceivedPacket
         // While one message is being reassembled here, the next packet is most
         // likely its fragment: its data goes straight into the region.
-        var target: UnsafeMutableRawBufferPointer?
-        if !buffers.assemblies.isEmpty, let list = buffers.assemblies[token], list.count == 1,
-           let destination = list[0].nextDestination {
-            target = UnsafeMutableRawBufferPointer(rebasing: destination.prefix(WireFormat.maximumFragmentData))
+        guard !buffers.assemblies.isEmpty, let list = buffers.assemblies[token], list.count == 1,
+              let destination = list[0].nextDestination else {
+            return receiveWithSpareBody(on: connection, token: token, buffers: &buffers)
         }
+        let target = UnsafeMutableRawBufferPointer(rebasing: destination.prefix(WireFormat.maximumFragmentData))
+        var packet: ReceivedPacket
         do {
-            let scatter = target.map { (split: WireFormat.headerSize, target: $0) }
             guard let received = try SeqPacketSocket.receive(
-                connection.socket.rawValue, into: buffers.packet, scatter: scatter, control: buffers.control)
+                connection.socket.rawValue, into: buffers.packet, scatter: (WireFormat.headerSize, target),
+                control: buffers.control)
             else { return .nothing }
             packet = received
         } catch {
             return .closed  // ECONNRESET and the like: the peer is gone
         }
         if packet.isEndOfFile { return .closed }
-        if let target, packet.byteCount > WireFormat.headerSize {
+        if packet.byteCount > WireFormat.headerSize {
             let direct = Self.directFragment(packet, buffers.packet, target, assemblies: &buffers.assemblies[token])
             switch consume direct {
             case .progress:  // (one pattern per case, as above)
@@ -281,20 +281,70 @@ extension PortTransport {
             case .complete(let content):
                 buffers.assemblies[token] = nil
                 return .message(content)
-            case .other where packet.byteCount > buffers.packet.count:
-                packet.wasTruncated = true  // fits the scattered buffers, not the packet buffer
             case .other:
-                // Not our fragment: put the packet back together in the buffer.
-                let inTarget = min(target.count, packet.byteCount - WireFormat.headerSize)
-                let after = packet.byteCount - WireFormat.headerSize - inTarget
-                let base = buffers.packet.baseAddress!
-                if after > 0 {
-                    (base + WireFormat.headerSize + inTarget).copyMemory(from: base + WireFormat.headerSize,
-                                                                         byteCount: after)
-                }
-                (base + WireFormat.headerSize).copyMemory(from: target.baseAddress!, byteCount: inTarget)
+                Self.gather(&packet, into: buffers.packet, from: UnsafeRawBufferPointer(target))
             }
         }
+        return decodeBuffered(packet, token: token, buffers: &buffers)
+    }
+
+    /// Receives a packet while no fragmented message is in progress: the
+    /// bytes after the header land in the pump's spare body, so a large plain
+    /// message (half the spare or more) takes the spare as its body and its
+    /// bytes are never copied after the kernel's copy. Every other packet is
+    /// put back together in the packet buffer and decoded as usual.
+    private func receiveWithSpareBody(on connection: Connection, token: UInt64, buffers: inout PumpBuffers) -> Received {
+        var spare = buffers.spareBody.take() ?? PumpBuffers.makeSpareBody()
+        let packetBuffer = buffers.packet, control = buffers.control
+        let outcome: Result<ReceivedPacket?, SystemError> = spare.withUnsafeMutableBytes { target in
+            Result { () throws(SystemError) in
+                try SeqPacketSocket.receive(connection.socket.rawValue, into: packetBuffer,
+                                            scatter: (WireFormat.headerSize, target), control: control)
+            }
+        }
+        guard case .success(let received) = outcome else {
+            buffers.spareBody = consume spare
+            return .closed  // ECONNRESET and the like: the peer is gone
+        }
+        guard var packet = received, !packet.isEndOfFile else {
+            buffers.spareBody = consume spare
+            return received == nil ? .nothing : .closed
+        }
+        if packet.arrived == nil, !packet.wasTruncated, !packet.controlWasTruncated, let sender = packet.sender,
+           let plain = InboundPacket.PlainHeader(UnsafeRawBufferPointer(packetBuffer), byteCount: packet.byteCount),
+           plain.bodyLength >= PumpBuffers.spareHandOver {
+            spare.removeLast(spare.count - plain.bodyLength)
+            return .message(plain.content(body: consume spare, sender: sender))
+        }
+        if packet.byteCount > WireFormat.headerSize {
+            spare.withUnsafeBytes { Self.gather(&packet, into: packetBuffer, from: $0) }
+        }
+        buffers.spareBody = consume spare
+        return decodeBuffered(packet, token: token, buffers: &buffers)
+    }
+
+    /// Puts a packet received scattered (header in `buffer`, the next
+    /// `target.count` bytes in `target`, the rest after the header in
+    /// `buffer`) back together in `buffer`; one too long for `buffer` is
+    /// marked truncated, so decoding refuses it.
+    private static func gather(
+        _ packet: inout ReceivedPacket, into buffer: UnsafeMutableRawBufferPointer, from target: UnsafeRawBufferPointer
+    ) {
+        guard packet.byteCount <= buffer.count else {
+            packet.wasTruncated = true  // fits the scattered buffers, not the packet buffer
+            return
+        }
+        let inTarget = min(target.count, packet.byteCount - WireFormat.headerSize)
+        let after = packet.byteCount - WireFormat.headerSize - inTarget
+        let base = buffer.baseAddress!
+        if after > 0 {
+            (base + WireFormat.headerSize + inTarget).copyMemory(from: base + WireFormat.headerSize, byteCount: after)
+        }
+        (base + WireFormat.headerSize).copyMemory(from: target.baseAddress!, byteCount: inTarget)
+    }
+
+    /// Decodes a packet whose bytes are all in the packet buffer.
+    private func decodeBuffered(_ packet: ReceivedPacket, token: UInt64, buffers: inout PumpBuffers) -> Received {
         do {
             let decoded = try InboundPacket.decode(UnsafeRawBufferPointer(buffers.packet), packet)
             switch consume decoded {
@@ -397,6 +447,19 @@ struct PumpBuffers: ~Copyable {
     let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 32)
     /// Fragmented messages being reassembled, by connection token.
     var assemblies: [UInt64: [FragmentAssembly]] = [:]
+    /// Where the bytes after a packet's header land when no fragmented
+    /// message is in progress: a whole inline body's room, its count the
+    /// capacity (the bytes are overwritten before anyone reads them). Nil
+    /// after it became a message's body, until the next packet.
+    var spareBody: [UInt8]?
+    /// A plain message whose body is at least this long takes the spare as
+    /// its body; a shorter one is copied out, so no body holds more than
+    /// twice its size (Array's own growth allows as much).
+    static let spareHandOver = Message.maximumBodySize / 2
+
+    static func makeSpareBody() -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: Message.maximumBodySize) { _, count in count = Message.maximumBodySize }
+    }
     /// The most packets one read-ahead queues (`PortTransport.readAhead`).
     static let readAheadLimit = 32
     /// Read-aheads in a row that found nothing (0–6), and pumps left to skip.
