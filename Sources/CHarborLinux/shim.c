@@ -48,14 +48,7 @@ const int charbor_F_SEAL_FUTURE_WRITE = 0x0010;
 
 _Static_assert(sizeof(struct charbor_ucred) == sizeof(struct ucred), "ucred layout");
 
-int32_t charbor_atomic_load_i32(int32_t *pointer) { return __atomic_load_n(pointer, __ATOMIC_SEQ_CST); }
-int32_t charbor_atomic_fetch_add_i32(int32_t *pointer, int32_t value) {
-    return __atomic_fetch_add(pointer, value, __ATOMIC_SEQ_CST);
-}
-bool charbor_atomic_compare_exchange_i32(int32_t *pointer, int32_t *expected, int32_t desired) {
-    return __atomic_compare_exchange_n(pointer, expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-}
-
+#include <limits.h>
 #include <linux/futex.h>
 int charbor_futex_wait(int32_t *word, int32_t expected, const struct timespec *timeout) {
     return (int)syscall(SYS_futex, word, FUTEX_WAIT, expected, timeout, NULL, 0);
@@ -78,8 +71,22 @@ size_t charbor_CMSG_LEN(size_t length) { return CMSG_LEN(length); }
 int charbor_pidfd_open(pid_t pid, unsigned int flags) { return (int)syscall(SYS_pidfd_open, pid, flags); }
 int charbor_pidfd_send_signal(int pidfd, int sig) { return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0); }
 pid_t charbor_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+// epoll_pwait2 (Linux 5.11) takes a timespec; before it, and under tools
+// that do not know it (valgrind 3.19), epoll_wait with the timeout rounded
+// up to whole milliseconds, so a deadline is never woken early.
+static int charbor_pwait2_missing = 0;
 int charbor_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout) {
-    return (int)syscall(SYS_epoll_pwait2, epfd, events, maxevents, timeout, NULL, 0);
+    if (!__atomic_load_n(&charbor_pwait2_missing, __ATOMIC_RELAXED)) {
+        int result = (int)syscall(SYS_epoll_pwait2, epfd, events, maxevents, timeout, NULL, 0);
+        if (result >= 0 || errno != ENOSYS) return result;
+        __atomic_store_n(&charbor_pwait2_missing, 1, __ATOMIC_RELAXED);
+    }
+    int milliseconds = -1;
+    if (timeout) {
+        long long total = (long long)timeout->tv_sec * 1000 + (timeout->tv_nsec + 999999) / 1000000;
+        milliseconds = total > INT_MAX ? INT_MAX : (int)total;
+    }
+    return epoll_wait(epfd, events, maxevents, milliseconds);
 }
 int charbor_ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout) {
     return ppoll(fds, count, timeout, NULL);

@@ -73,10 +73,19 @@ extern const int charbor_F_SEAL_FUTURE_WRITE;
 struct charbor_ucred { int32_t pid; uint32_t uid; uint32_t gid; };
 
 // Sequentially consistent atomics on memory shared between processes (a
-// mapped memfd), which Swift's Synchronization cannot address.
-int32_t charbor_atomic_load_i32(int32_t *pointer);
-int32_t charbor_atomic_fetch_add_i32(int32_t *pointer, int32_t value);
-bool charbor_atomic_compare_exchange_i32(int32_t *pointer, int32_t *expected, int32_t desired);
+// mapped memfd), which Swift's Synchronization cannot address. Inline, so a
+// send pays the instruction and not a call.
+static inline int32_t charbor_atomic_load_i32(int32_t *pointer) { return __atomic_load_n(pointer, __ATOMIC_SEQ_CST); }
+static inline int32_t charbor_atomic_fetch_add_i32(int32_t *pointer, int32_t value) {
+    return __atomic_fetch_add(pointer, value, __ATOMIC_SEQ_CST);
+}
+static inline bool charbor_atomic_compare_exchange_i32(int32_t *pointer, int32_t *expected, int32_t desired) {
+    return __atomic_compare_exchange_n(pointer, expected, desired, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+// A relaxed store: for a hint that any value the word ever held keeps valid.
+static inline void charbor_atomic_store_relaxed_i32(int32_t *pointer, int32_t value) {
+    __atomic_store_n(pointer, value, __ATOMIC_RELAXED);
+}
 
 // Futex wait/wake on a shared (not private) word: cross-process sleeping.
 int charbor_futex_wait(int32_t *word, int32_t expected, const struct timespec *timeout);

@@ -1,14 +1,23 @@
 // Harbor — a port's queue slots, shared by the receiver and every sending process.
 //
 // Back-pressure across processes must hold exactly: a sender blocks iff the
-// queue (messages queued plus messages in flight to it) is at its limit. One
-// counter of free slots, in a sealed memfd mapped by the receiver and by each
-// process holding a send right, gives that with one atomic instruction per
-// send and none per receive beyond the release. A sender that finds no slot
-// registers a private eventfd with the receiver (a `wait` packet) and sleeps
-// on it and on its connection's hang-up; the receiver signals registered
-// waiters when it frees a slot. A hostile process can only corrupt the counter
-// of a port it may send to anyway; the receiver caps what it accepts.
+// queue (messages queued plus messages in flight to it) is at its limit. The
+// count lives in a sealed memfd mapped by the receiver and by each process
+// holding a send right. A sender that finds no slot registers a private
+// eventfd with the receiver (a `wait` packet) and sleeps on it and on its
+// connection's hang-up; the receiver signals registered waiters when it
+// frees a slot. A hostile process can only corrupt the counter of a port it
+// may send to anyway; the receiver caps what it accepts.
+//
+// Why two counters and not one word of free slots: senders and receiver
+// usually run on different CPUs, and one word written by both moved its
+// cache line between them on every message (a miss on each side). Here
+// senders count slots taken, the receiver counts slots given back, each on
+// its own cache line; free = given back − taken. Both only grow (a lowered
+// limit is counted as slots taken), so a sender may keep a stale copy of
+// "given back": it is never more than the truth, so it only ever
+// understates the room, and a sender reads the receiver's line only when
+// its copy says the queue is full.
 import CHarborLinux
 import Glibc
 
@@ -16,7 +25,22 @@ package final class SharedSlots: @unchecked Sendable {
     // @unchecked: the mapping is only touched through the C11 atomics in
     // CHarborLinux; `memory` and `descriptor` are immutable.
     package static let size = 4096
-    private static let magic: Int32 = 0x4842_534c  // "HBSL"
+    /// "HBS2": the two-counter layout; a process with the old one-word
+    /// layout ("HBSL") refuses this memfd instead of misreading it.
+    private static let magic: Int32 = 0x4842_5332
+
+    /// Int32 word indices, one 64-byte cache line apart where it matters.
+    fileprivate enum Word {
+        static let magic = 0
+        /// Slots taken: senders' line (and the receiver's, for a lowered limit).
+        static let taken = 16
+        /// The last "given back" a sender read (a hint, never above the truth).
+        static let givenBackSeen = 17
+        /// Slots given back, plus the initial limit: the receiver's line.
+        static let givenBack = 32
+        /// Senders asleep waiting for a slot: written only on that slow path.
+        static let waiters = 48
+    }
 
     package let descriptor: SharedDescriptor
     private let memory: UnsafeMutableRawPointer
@@ -29,9 +53,11 @@ package final class SharedSlots: @unchecked Sendable {
         // Nobody may shrink it under a mapping (SIGBUS) or grow it.
         try MemoryFile.addSeals(descriptor.rawValue, charbor_F_SEAL_SHRINK | charbor_F_SEAL_GROW | charbor_F_SEAL_SEAL)
         memory = try MemoryFile.map(descriptor.rawValue, size: Self.size, writable: true)
-        words[0] = Self.magic
-        words[1] = Int32(free)
-        words[2] = 0
+        words[Word.magic] = Self.magic
+        words[Word.taken] = 0
+        words[Word.givenBackSeen] = Int32(free)
+        words[Word.givenBack] = Int32(free)
+        words[Word.waiters] = 0
     }
 
     /// Maps a counter that arrived from another process, after checking it
@@ -57,35 +83,55 @@ package final class SharedSlots: @unchecked Sendable {
     /// Gives `count` slots back (negative takes them, for a lowered limit).
     package func release(_ count: Int32 = 1) { counter.release(count) }
 
-    /// The free-slot word alone, for a holder that keeps this object alive
-    /// anyway (a route, a transport): using it costs no reference count,
+    /// The counters alone, for a holder that keeps this object alive
+    /// anyway (a route, a transport): using them costs no reference count,
     /// where calling through a stored reference could cost a retain and a
     /// release per message.
-    package var counter: Counter { Counter(word: words + 1) }
+    package var counter: Counter { Counter(words: words) }
 
-    /// A view of the free-slot word; valid while its `SharedSlots` lives.
+    /// A view of the counters; valid while its `SharedSlots` lives.
     package struct Counter: @unchecked Sendable {
         // @unchecked: a pointer into the shared mapping, touched only
         // through C11 atomics.
-        fileprivate let word: UnsafeMutablePointer<Int32>
+        fileprivate let words: UnsafeMutablePointer<Int32>
 
-        /// Takes one slot if any is free.
+        /// Takes one slot if any is free. Touches only the senders' line
+        /// while the last "given back" it read still shows room.
         package func tryAcquire() -> Bool {
-            var current = charbor_atomic_load_i32(word)
-            while current > 0 {
-                if charbor_atomic_compare_exchange_i32(word, &current, current - 1) { return true }
+            var taken = charbor_atomic_load_i32(words + Word.taken)
+            var givenBack = charbor_atomic_load_i32(words + Word.givenBackSeen)
+            while true {
+                if givenBack &- taken <= 0 {
+                    // Full by the copy: look at the receiver's count itself.
+                    let current = charbor_atomic_load_i32(words + Word.givenBack)
+                    if current != givenBack {
+                        givenBack = current
+                        charbor_atomic_store_relaxed_i32(words + Word.givenBackSeen, current)
+                    }
+                    if givenBack &- taken <= 0 { return false }
+                }
+                if charbor_atomic_compare_exchange_i32(words + Word.taken, &taken, taken &+ 1) { return true }
             }
-            return false
         }
 
-        /// Gives `count` slots back (negative takes them, for a lowered limit).
-        package func release(_ count: Int32 = 1) { _ = charbor_atomic_fetch_add_i32(word, count) }
+        /// Gives `count` slots back; a negative count takes slots (a lowered
+        /// limit), counted as taken so that "given back" never shrinks.
+        package func release(_ count: Int32 = 1) {
+            if count >= 0 {
+                _ = charbor_atomic_fetch_add_i32(words + Word.givenBack, count)
+            } else {
+                _ = charbor_atomic_fetch_add_i32(words + Word.taken, 0 &- count)
+            }
+        }
 
-        /// Free slots now.
-        package var free: Int32 { charbor_atomic_load_i32(word) }
+        /// Free slots now (negative after a limit was lowered below the queue).
+        package var free: Int32 {
+            let taken = charbor_atomic_load_i32(words + Word.taken)
+            return charbor_atomic_load_i32(words + Word.givenBack) &- taken
+        }
 
-        /// Senders in other processes waiting for a slot (the next word).
-        package var waiters: Int32 { charbor_atomic_load_i32(word + 1) }
+        /// Senders in other processes waiting for a slot.
+        package var waiters: Int32 { charbor_atomic_load_i32(words + Word.waiters) }
     }
 
     package var free: Int32 { counter.free }
@@ -93,9 +139,9 @@ package final class SharedSlots: @unchecked Sendable {
     /// Senders announce themselves before sleeping, so the receiver knows to
     /// look for their wait packets when it frees a slot.
     package func addWaiter(_ delta: Int32) {
-        _ = charbor_atomic_fetch_add_i32(words + 2, delta)
+        _ = charbor_atomic_fetch_add_i32(words + Word.waiters, delta)
         // Only the slow path gets here; observers (tests) may sleep on the word.
-        _ = charbor_futex_wake(words + 2, Int32.max)
+        _ = charbor_futex_wake(words + Word.waiters, Int32.max)
     }
     package var waiters: Int32 { counter.waiters }
 
@@ -107,7 +153,7 @@ package final class SharedSlots: @unchecked Sendable {
             let current = waiters
             if current > 0 { return true }
             guard var spec = deadline.remaining(), !deadline.hasPassed else { return false }
-            _ = charbor_futex_wait(words + 2, current, &spec)
+            _ = charbor_futex_wait(words + Word.waiters, current, &spec)
         }
     }
 }

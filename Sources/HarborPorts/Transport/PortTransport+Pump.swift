@@ -295,32 +295,39 @@ extension PortTransport {
     /// put back together in the packet buffer and decoded as usual.
     private func receiveWithSpareBody(on connection: Connection, token: UInt64, buffers: inout PumpBuffers) -> Received {
         var spare = buffers.spareBody.take() ?? PumpBuffers.makeSpareBody()
-        let packetBuffer = buffers.packet, control = buffers.control
-        let outcome: Result<ReceivedPacket?, SystemError> = spare.withUnsafeMutableBytes { target in
-            Result { () throws(SystemError) in
-                try SeqPacketSocket.receive(connection.socket.rawValue, into: packetBuffer,
-                                            scatter: (WireFormat.headerSize, target), control: control)
+        let packetBuffer = buffers.packet, control = buffers.control, fd = connection.socket.rawValue
+        var received: ReceivedPacket?
+        var failed = false
+        spare.withUnsafeMutableBytes { target in
+            do {
+                received = try SeqPacketSocket.receive(fd, into: packetBuffer, scatter: (WireFormat.headerSize, target),
+                                                       control: control)
+            } catch {
+                failed = true  // ECONNRESET and the like: the peer is gone
             }
         }
-        guard case .success(let received) = outcome else {
+        guard !failed, received != nil, !received!.isEndOfFile else {
             buffers.spareBody = consume spare
-            return .closed  // ECONNRESET and the like: the peer is gone
+            return failed || received != nil ? .closed : .nothing
         }
-        guard var packet = received, !packet.isEndOfFile else {
+        // A plain message (most are) is decoded here, its body taken from
+        // the spare: handed over whole when large, copied out when small.
+        if received!.arrived == nil, !received!.wasTruncated, !received!.controlWasTruncated,
+           let sender = received!.sender,
+           let plain = InboundPacket.PlainHeader(UnsafeRawBufferPointer(packetBuffer), byteCount: received!.byteCount) {
+            if plain.bodyLength >= PumpBuffers.spareHandOver {
+                spare.removeLast(spare.count - plain.bodyLength)
+                return .message(plain.content(body: consume spare, sender: sender))
+            }
+            let body = spare.withUnsafeBytes { [UInt8](UnsafeRawBufferPointer(rebasing: $0.prefix(plain.bodyLength))) }
             buffers.spareBody = consume spare
-            return received == nil ? .nothing : .closed
+            return .message(plain.content(body: body, sender: sender))
         }
-        if packet.arrived == nil, !packet.wasTruncated, !packet.controlWasTruncated, let sender = packet.sender,
-           let plain = InboundPacket.PlainHeader(UnsafeRawBufferPointer(packetBuffer), byteCount: packet.byteCount),
-           plain.bodyLength >= PumpBuffers.spareHandOver {
-            spare.removeLast(spare.count - plain.bodyLength)
-            return .message(plain.content(body: consume spare, sender: sender))
-        }
-        if packet.byteCount > WireFormat.headerSize {
-            spare.withUnsafeBytes { Self.gather(&packet, into: packetBuffer, from: $0) }
+        if received!.byteCount > WireFormat.headerSize {
+            spare.withUnsafeBytes { Self.gather(&received!, into: packetBuffer, from: $0) }
         }
         buffers.spareBody = consume spare
-        return decodeBuffered(packet, token: token, buffers: &buffers)
+        return decodeBuffered(received!, token: token, buffers: &buffers)
     }
 
     /// Puts a packet received scattered (header in `buffer`, the next
