@@ -58,6 +58,31 @@ import Testing
         #expect(forwarded.trailer.sequenceNumber == 1)
     }
 
+    /// A message this process sends keeps its extras (trailer, rights,
+    /// reply, regions) in a copy-on-write box made only when one of them is
+    /// set; copies must stay independent either way.
+    @Test func P03_messageCopiesStayIndependentWithAndWithoutExtras() throws {
+        var plain = MessageContent(id: 1, body: [1, 2])
+        #expect(plain.isPlain)
+        #expect(plain.trailer.sender == .current)
+        #expect(plain.trailer.sequenceNumber == 0)
+        var copy = plain
+        copy.trailer.sequenceNumber = 9  // makes the copy's box only
+        #expect(plain.trailer.sequenceNumber == 0)
+        #expect(copy.trailer.sequenceNumber == 9)
+        plain.trailer.sequenceNumber = 3
+        var second = plain
+        second.trailer.sequenceNumber = 4  // the box is shared now: copied first
+        #expect(plain.trailer.sequenceNumber == 3)
+        #expect(second.trailer.sequenceNumber == 4)
+        #expect(plain.isPlain, "a trailer alone does not make a message carry anything")
+        let port = ReceiveRight()
+        var carrying = plain
+        carrying.rights.append(.send(port.makeSendRight().token))
+        #expect(!carrying.isPlain)
+        #expect(plain.rights.isEmpty)
+    }
+
     @Test func P03_replyThroughASendRightMayBeRepeated() throws {
         let server = ReceiveRight()
         let client = ReceiveRight()

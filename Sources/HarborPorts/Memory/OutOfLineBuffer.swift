@@ -133,7 +133,7 @@ extension Message {
         id: Int32, payloadCount count: Int, initializingWith initialize: (UnsafeMutableRawBufferPointer) -> Void
     ) throws(PortError) {
         precondition(count >= 0, "a payload cannot have a negative size")
-        var content = MessageContent(id: id, body: [], trailer: MessageTrailer(sender: .current))
+        var content = MessageContent(id: id, body: [])
         if count < Message.outOfLineThreshold {
             content.body = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
                 initialize(UnsafeMutableRawBufferPointer(buffer))

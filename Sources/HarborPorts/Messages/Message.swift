@@ -25,7 +25,7 @@ public struct Message: ~Copyable, Sendable {
 
     /// Creates a message with an id and an inline body.
     public init(id: Int32, body: [UInt8] = []) {
-        content = MessageContent(id: id, body: body, trailer: MessageTrailer(sender: .current))
+        content = MessageContent(id: id, body: body)
     }
 
     /// Creates a message whose body is the UTF-8 bytes of `text`.
@@ -186,6 +186,6 @@ extension MessageContent {
                             "\(rights.count) carried rights is over the limit of \(Message.maximumCarriedRights)",
                             returning: self)
         }
-        trailer = MessageTrailer(sender: .current)
+        stampSender()
     }
 }
