@@ -60,13 +60,6 @@ int charbor_futex_wake(int32_t *word, int32_t count) {
 extern char **environ;
 char **charbor_environ(void) { return environ; }
 
-struct cmsghdr *charbor_CMSG_FIRSTHDR(const struct msghdr *msg) { return CMSG_FIRSTHDR(msg); }
-struct cmsghdr *charbor_CMSG_NXTHDR(const struct msghdr *msg, const struct cmsghdr *cmsg) {
-    return CMSG_NXTHDR((struct msghdr *)msg, (struct cmsghdr *)cmsg);
-}
-unsigned char *charbor_CMSG_DATA(const struct cmsghdr *cmsg) { return CMSG_DATA((struct cmsghdr *)cmsg); }
-size_t charbor_CMSG_SPACE(size_t length) { return CMSG_SPACE(length); }
-size_t charbor_CMSG_LEN(size_t length) { return CMSG_LEN(length); }
 
 int charbor_pidfd_open(pid_t pid, unsigned int flags) { return (int)syscall(SYS_pidfd_open, pid, flags); }
 int charbor_pidfd_send_signal(int pidfd, int sig) { return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0); }

@@ -95,11 +95,14 @@ int charbor_futex_wake(int32_t *word, int32_t count);
 char **charbor_environ(void);
 
 // Control-message macros (cmsg(3)).
-struct cmsghdr *charbor_CMSG_FIRSTHDR(const struct msghdr *msg);
-struct cmsghdr *charbor_CMSG_NXTHDR(const struct msghdr *msg, const struct cmsghdr *cmsg);
-unsigned char *charbor_CMSG_DATA(const struct cmsghdr *cmsg);
-size_t charbor_CMSG_SPACE(size_t length);
-size_t charbor_CMSG_LEN(size_t length);
+// Inline: every received packet walks its control messages with these.
+static inline struct cmsghdr *charbor_CMSG_FIRSTHDR(const struct msghdr *msg) { return CMSG_FIRSTHDR(msg); }
+static inline struct cmsghdr *charbor_CMSG_NXTHDR(const struct msghdr *msg, const struct cmsghdr *cmsg) {
+    return CMSG_NXTHDR((struct msghdr *)msg, (struct cmsghdr *)cmsg);
+}
+static inline unsigned char *charbor_CMSG_DATA(const struct cmsghdr *cmsg) { return CMSG_DATA((struct cmsghdr *)cmsg); }
+static inline size_t charbor_CMSG_SPACE(size_t length) { return CMSG_SPACE(length); }
+static inline size_t charbor_CMSG_LEN(size_t length) { return CMSG_LEN(length); }
 
 // Calls glibc 2.36 lacks wrappers for.
 int charbor_pidfd_open(pid_t pid, unsigned int flags);

@@ -138,6 +138,29 @@ package enum SeqPacketSocket {
         _ fd: CInt, into buffer: UnsafeMutableRawBufferPointer,
         scatter: (split: Int, target: UnsafeMutableRawBufferPointer)?, control: UnsafeMutableRawBufferPointer
     ) throws(SystemError) -> ReceivedPacket? {
+        guard let receipt = try receiveRaw(fd, into: buffer, scatter: scatter, control: control) else { return nil }
+        return packet(receipt, control: control)
+    }
+
+    /// What `recvmsg` said, before its control data is read: plain values,
+    /// so the hot path moves no references around. The control data stays
+    /// in the caller's buffer (descriptors included) until ``packet(_:control:)``
+    /// takes ownership of them.
+    package struct Receipt {
+        package var byteCount: Int
+        package var flags: Int32
+        package var controlLength: Int
+
+        package var wasTruncated: Bool { flags & Int32(charbor_MSG_TRUNC) != 0 }
+        package var controlWasTruncated: Bool { flags & Int32(charbor_MSG_CTRUNC) != 0 }
+    }
+
+    /// `receive`'s system call alone; nil when no packet waits.
+    @inline(never)
+    package static func receiveRaw(
+        _ fd: CInt, into buffer: UnsafeMutableRawBufferPointer,
+        scatter: (split: Int, target: UnsafeMutableRawBufferPointer)?, control: UnsafeMutableRawBufferPointer
+    ) throws(SystemError) -> Receipt? {
         var vectors = (iovec(iov_base: buffer.baseAddress, iov_len: buffer.count), iovec(), iovec())
         var vectorCount = 1
         if let scatter {
@@ -158,9 +181,36 @@ package enum SeqPacketSocket {
             }
         }
         guard let count else { return nil }
+        return Receipt(byteCount: count, flags: message.msg_flags, controlLength: Int(message.msg_controllen))
+    }
+
+    /// The sender's credentials when they are all the control data holds
+    /// (no descriptors, nothing cut off): the common packet, read without
+    /// making a ``ReceivedPacket``. Nil otherwise; then ``packet(_:control:)``
+    /// reads everything.
+    package static func credentialsAlone(_ receipt: Receipt, control: UnsafeMutableRawBufferPointer) -> ProcessIdentity? {
+        guard !receipt.controlWasTruncated,
+              receipt.controlLength == charbor_CMSG_SPACE(MemoryLayout<charbor_ucred>.size) else { return nil }
+        var message = msghdr()
+        message.msg_control = control.baseAddress
+        message.msg_controllen = receipt.controlLength
+        guard let header = charbor_CMSG_FIRSTHDR(&message), header.pointee.cmsg_level == SOL_SOCKET,
+              header.pointee.cmsg_type == Int32(charbor_SCM_CREDENTIALS),
+              Int(header.pointee.cmsg_len) - Int(charbor_CMSG_LEN(0)) >= MemoryLayout<charbor_ucred>.size
+        else { return nil }
+        let credentials = UnsafeRawPointer(charbor_CMSG_DATA(header)!).loadUnaligned(as: charbor_ucred.self)
+        return ProcessIdentity(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
+    }
+
+    /// The packet `receipt` describes, its control data read: descriptors
+    /// (owned from here on, closed unless claimed) and credentials.
+    package static func packet(_ receipt: Receipt, control: UnsafeMutableRawBufferPointer) -> ReceivedPacket {
         var descriptors: [CInt] = []
         var sender: ProcessIdentity?
-        if message.msg_controllen > 0 {
+        if receipt.controlLength > 0 {
+            var message = msghdr()
+            message.msg_control = control.baseAddress
+            message.msg_controllen = receipt.controlLength
             var header = charbor_CMSG_FIRSTHDR(&message)
             while let current = header {
                 let data = UnsafeRawPointer(charbor_CMSG_DATA(current)!)
@@ -179,11 +229,10 @@ package enum SeqPacketSocket {
                 header = charbor_CMSG_NXTHDR(&message, current)
             }
         }
-        let flags = message.msg_flags
+        let count = receipt.byteCount
         return ReceivedPacket(
             byteCount: count, isEndOfFile: count == 0 && descriptors.isEmpty && sender == nil,
-            wasTruncated: flags & Int32(charbor_MSG_TRUNC) != 0,
-            controlWasTruncated: flags & Int32(charbor_MSG_CTRUNC) != 0,
+            wasTruncated: receipt.wasTruncated, controlWasTruncated: receipt.controlWasTruncated,
             descriptors: descriptors.isEmpty ? nil : ArrivedDescriptors(descriptors), sender: sender)
     }
 

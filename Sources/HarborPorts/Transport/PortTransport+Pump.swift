@@ -296,25 +296,30 @@ extension PortTransport {
     private func receiveWithSpareBody(on connection: Connection, token: UInt64, buffers: inout PumpBuffers) -> Received {
         var spare = buffers.spareBody.take() ?? PumpBuffers.makeSpareBody()
         let packetBuffer = buffers.packet, control = buffers.control, fd = connection.socket.rawValue
-        var received: ReceivedPacket?
-        var failed = false
+        // Plain values only until the packet is known to need more (no
+        // optional struct with a reference in it, which costs outlined
+        // copies and value-witness calls per packet).
+        var receipt = SeqPacketSocket.Receipt(byteCount: 0, flags: 0, controlLength: 0)
+        var state = 0  // 0: nothing waits, 1: received, 2: failed
         spare.withUnsafeMutableBytes { target in
             do {
-                received = try SeqPacketSocket.receive(fd, into: packetBuffer, scatter: (WireFormat.headerSize, target),
-                                                       control: control)
+                if let got = try SeqPacketSocket.receiveRaw(fd, into: packetBuffer, scatter: (WireFormat.headerSize, target),
+                                                            control: control) {
+                    receipt = got
+                    state = 1
+                }
             } catch {
-                failed = true  // ECONNRESET and the like: the peer is gone
+                state = 2  // ECONNRESET and the like: the peer is gone
             }
         }
-        guard !failed, received != nil, !received!.isEndOfFile else {
+        guard state == 1 else {
             buffers.spareBody = consume spare
-            return failed || received != nil ? .closed : .nothing
+            return state == 0 ? .nothing : .closed
         }
         // A plain message (most are) is decoded here, its body taken from
         // the spare: handed over whole when large, copied out when small.
-        if received!.arrived == nil, !received!.wasTruncated, !received!.controlWasTruncated,
-           let sender = received!.sender,
-           let plain = InboundPacket.PlainHeader(UnsafeRawBufferPointer(packetBuffer), byteCount: received!.byteCount) {
+        if !receipt.wasTruncated, let sender = SeqPacketSocket.credentialsAlone(receipt, control: control),
+           let plain = InboundPacket.PlainHeader(UnsafeRawBufferPointer(packetBuffer), byteCount: receipt.byteCount) {
             if plain.bodyLength >= PumpBuffers.spareHandOver {
                 spare.removeLast(spare.count - plain.bodyLength)
                 return .message(plain.content(body: consume spare, sender: sender))
@@ -323,11 +328,16 @@ extension PortTransport {
             buffers.spareBody = consume spare
             return .message(plain.content(body: body, sender: sender))
         }
-        if received!.byteCount > WireFormat.headerSize {
-            spare.withUnsafeBytes { Self.gather(&received!, into: packetBuffer, from: $0) }
+        var packet = SeqPacketSocket.packet(receipt, control: control)
+        if packet.isEndOfFile {
+            buffers.spareBody = consume spare
+            return .closed
+        }
+        if packet.byteCount > WireFormat.headerSize {
+            spare.withUnsafeBytes { Self.gather(&packet, into: packetBuffer, from: $0) }
         }
         buffers.spareBody = consume spare
-        return decodeBuffered(received!, token: token, buffers: &buffers)
+        return decodeBuffered(packet, token: token, buffers: &buffers)
     }
 
     /// Puts a packet received scattered (header in `buffer`, the next
