@@ -72,6 +72,14 @@ package struct MessageContent: Sendable {
         return extra.rights.isEmpty && extra.regions.isEmpty && extra.reply == nil
     }
 
+    /// Stamps what the receiving port says of a message it hands out (one
+    /// trip through the box, not one per field).
+    package mutating func stampReceipt(sequenceNumber: UInt64, port: PortName) {
+        let box = boxed()
+        box.trailer.sequenceNumber = sequenceNumber
+        box.trailer.port = port
+    }
+
     /// Stamps the trailer of a message this process is about to send.
     package mutating func stampSender() {
         // Without a box the trailer already says so; don't make one for it.

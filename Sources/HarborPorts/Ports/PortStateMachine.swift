@@ -73,8 +73,7 @@ package struct PortStateMachine {
             wake = blockedSenders.popFirst()
         }
         sequenceNumber += 1
-        content.trailer.sequenceNumber = sequenceNumber
-        content.trailer.port = receivingPort
+        content.stampReceipt(sequenceNumber: sequenceNumber, port: receivingPort)
         return Dequeued(content: consume content, becameEmpty: queue.isEmpty, senderToWake: wake)
     }
 
@@ -89,8 +88,7 @@ package struct PortStateMachine {
         var wake: Parker?
         if content.countsAgainstLimit { wake = blockedSenders.popFirst() }
         sequenceNumber += 1
-        content.trailer.sequenceNumber = sequenceNumber
-        content.trailer.port = receivingPort
+        content.stampReceipt(sequenceNumber: sequenceNumber, port: receivingPort)
         return Dequeued(content: consume content, becameEmpty: true, senderToWake: wake)
     }
 
