@@ -50,6 +50,13 @@ extension PortCore {
     /// lock, moved out of `batch` (left empty).
     func acceptRemote(batch: inout Deque<MessageContent>) {
         let rejected = state.withLock { guarded -> Int in
+            // The usual case, a stream into an empty queue: the batch
+            // becomes the queue, nothing moved message by message.
+            let floodLimit = PortStateMachine.maximumQueueLimit + guarded.machine.queueLimit
+            if guarded.machine.adoptBatch(&batch, countedLimit: floodLimit - 1) {
+                guarded.readiness?.signalWhileLocked()
+                return 0
+            }
             var rejected = 0
             while let content = batch.popFirst() {
                 if !guarded.queueRemote(content) { rejected += 1 }

@@ -55,6 +55,20 @@ package struct PortStateMachine {
         return .enqueued(becameReadable: queue.count == 1)
     }
 
+    /// `enqueue(_, slotReserved: true)` of every message in `batch`, in
+    /// order, done by taking the batch's storage as the queue: only when the
+    /// queue is empty, the port alive and the batch within `countedLimit`
+    /// counted messages (false otherwise, `batch` untouched).
+    package mutating func adoptBatch(_ batch: inout Deque<MessageContent>, countedLimit: Int) -> Bool {
+        guard queue.isEmpty, !batch.isEmpty, !isDead else { return false }
+        var counted = 0
+        for content in batch where content.countsAgainstLimit { counted += 1 }
+        guard countedMessages + counted <= countedLimit else { return false }
+        countedMessages += counted
+        swap(&queue, &batch)
+        return true
+    }
+
     /// `~Copyable` so it is only ever moved: a copy would retain and release
     /// the message's buffers, and this passes through two locked closures.
     package struct Dequeued: ~Copyable {
