@@ -22,6 +22,7 @@ enum Command {
     static let receiveKept: Int32 = 12 // receive on the kept right for body ms, reply its text or "timeout"
     static let drainTrailers: Int32 = 13 // rights [receive]: reply "text@pid@relayedBy" per queued message
     static let keepNew: Int32 = 14     // keep a new port, reply with a send-once right to it
+    static let burst: Int32 = 15       // send home body-text-many messages, ids 0..<n, body "i", then reply
 }
 
 func serve() throws {
@@ -100,6 +101,9 @@ func serve() throws {
                 entries.append("\(queued.text)@\(trailer.sender.pid)@\(trailer.relayedBy.map { "\($0.pid)" } ?? "-")")
             }
             try message.reply(Message(id: Command.drainTrailers, text: entries.joined(separator: ",")))
+        case Command.burst:
+            for index in 0..<(Int(message.text) ?? 0) { try home.send(Message(id: Int32(index), text: "\(index)")) }
+            try message.reply(Message(id: Command.burst, text: "sent"))
         case Command.exit:
             held.removeAll()
             kept = nil

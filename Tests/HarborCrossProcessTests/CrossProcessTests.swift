@@ -41,6 +41,33 @@ struct CrossProcessTests {
         }
     }
 
+    /// A stream from another process, read ahead in batches (a batch that
+    /// finds the queue empty becomes the queue), arrives whole and in order,
+    /// with consecutive sequence numbers and its slots all given back.
+    @Test func P07_aStreamFromAnotherProcessArrivesWholeAndInOrder() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            try home.setQueueLimit(1024)
+            let peer = try Peer(home: home)
+            let count = 700
+            let reply = try peer.request(Message(id: PeerCommand.burst, text: "\(count)"))
+            #expect(reply.text == "sent")
+            var first: UInt64 = 0
+            for index in 0..<count {
+                let message = try home.receive(timeout: .seconds(10))
+                #expect(message.id == Int32(index))
+                #expect(message.text == "\(index)")
+                #expect(message.trailer.sender.pid == peer.pid)
+                if index == 0 { first = message.trailer.sequenceNumber }
+                #expect(message.trailer.sequenceNumber == first + UInt64(index))
+            }
+            let extra = home.tryReceive()?.id
+            #expect(extra == nil, "nothing more than was sent")
+            #expect(home.status.queuedMessages == 0)
+            peer.stop()
+        }
+    }
+
     /// A receiver asleep on a port that has never had a sender in another
     /// process waits on the port's eventfd alone; when a send right to the
     /// port leaves for another process, the port gains a connection, and the

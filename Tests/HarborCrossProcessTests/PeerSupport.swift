@@ -31,6 +31,7 @@ enum PeerCommand {
     static let receiveKept: Int32 = 12
     static let drainTrailers: Int32 = 13
     static let keepNew: Int32 = 14
+    static let burst: Int32 = 15
 }
 
 /// A running peer and a send right to its port.
