@@ -46,6 +46,9 @@ package final class PortTransport: Sendable {
 
     let table = Mutex(Table())
     let pumpBuffers = Mutex(PumpBuffers())
+    /// Bumped, under the table lock, whenever a connection leaves the
+    /// table: the pump's cached connection is good while this is unchanged.
+    let departures = Atomic<UInt64>(0)
 
     package init(slots: SharedSlots, epollFD: CInt) {
         self.slots = slots
@@ -74,7 +77,14 @@ package final class PortTransport: Sendable {
 
     /// Forgets a connection without reporting its closing: the send that
     /// would have carried its sending end away failed.
-    package func withdraw(_ token: UInt64) { close(token) }
+    package func withdraw(_ token: UInt64) {
+        // The pump may hold the connection in its cache: let go of it, so the
+        // descriptor closes now and not at the next pump.
+        pumpBuffers.withLock { buffers in
+            if buffers.cachedConnection?.token == token { buffers.cachedConnection = nil }
+        }
+        close(token)
+    }
 
     /// Starts receiving on a connection's receiving end (made here, or moved in).
     @discardableResult
@@ -90,7 +100,10 @@ package final class PortTransport: Sendable {
         do {
             try EpollControl.add(epollFD, socket.rawValue, events: .readable, token: token)
         } catch {
-            _ = table.withLock { $0.connections.removeValue(forKey: token) }
+            _ = table.withLock { table in
+                departures.add(1, ordering: .releasing)
+                return table.connections.removeValue(forKey: token)
+            }
             throw error
         }
         return token
@@ -99,6 +112,7 @@ package final class PortTransport: Sendable {
     /// Takes every connection out, for a receive right leaving the process.
     package func takeConnections() -> [(kind: WireFormat.ConnectionKind, socket: SharedDescriptor)] {
         let taken = table.withLock { table in
+            departures.add(1, ordering: .releasing)
             defer { table.connections.removeAll() }
             return Array(table.connections.values)
         }
@@ -106,8 +120,14 @@ package final class PortTransport: Sendable {
         return taken.map { ($0.kind, $0.socket) }
     }
 
+    /// Forgets a connection and closes it. The pump, which calls this under
+    /// its lock, drops its cached connection first (``PumpBuffers``); a
+    /// caller outside the pump uses `withdraw`.
     func close(_ token: UInt64) {
-        guard let connection = table.withLock({ $0.connections.removeValue(forKey: token) }) else { return }
+        guard let connection = table.withLock({ table -> Connection? in
+            departures.add(1, ordering: .releasing)
+            return table.connections.removeValue(forKey: token)
+        }) else { return }
         EpollControl.remove(epollFD, connection.socket.rawValue)
     }
 
@@ -162,7 +182,9 @@ package final class PortTransport: Sendable {
     package func shutDown() {
         let (connections, watches, waiters) = pumpBuffers.withLock { buffers in
             buffers.assemblies.removeAll()
+            buffers.cachedConnection = nil
             return table.withLock { table in
+                departures.add(1, ordering: .releasing)
                 table.isShutDown = true
                 defer {
                     table.connections.removeAll()
