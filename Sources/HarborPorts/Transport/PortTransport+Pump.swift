@@ -342,7 +342,8 @@ extension PortTransport {
                 spare.removeLast(spare.count - plain.bodyLength)
                 return .message(plain.content(body: consume spare, sender: sender))
             }
-            let body = spare.withUnsafeBytes { [UInt8](UnsafeRawBufferPointer(rebasing: $0.prefix(plain.bodyLength))) }
+            let length = plain.bodyLength
+            let body = spare.withUnsafeBytes { [UInt8](UnsafeRawBufferPointer(start: $0.baseAddress, count: length)) }
             buffers.spareBody = consume spare
             return .message(plain.content(body: body, sender: sender))
         }
