@@ -382,12 +382,16 @@ extension PortCore.Guarded {
     func handOut(
         _ dequeued: consuming PortStateMachine.Dequeued, wake: inout Parker?, freed: inout PortTransport?
     ) -> MessageContent {
-        if dequeued.content.countsAgainstLimit, let counter = slotCounter {
+        // Take the message out first: reading a field through the consumed
+        // wrapper made the optimizer retain and release its body around it.
+        let counted = dequeued.content.countsAgainstLimit
+        wake = dequeued.senderToWake
+        let content = (consume dequeued).content
+        if counted, let counter = slotCounter {
             counter.release()
             if counter.waiters > 0 { freed = transport }
         }
-        wake = dequeued.senderToWake
-        return (consume dequeued).content
+        return content
     }
 
     /// Whether counted messages from other processes are past limit + 1024:
