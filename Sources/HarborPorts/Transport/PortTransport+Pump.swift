@@ -173,22 +173,30 @@ extension PortTransport {
     /// from when no connection has left the table since (most events come
     /// from the connection the last one did), else a lookup in the table.
     /// Saves a lock and a hash lookup per event.
-    private func connection(for token: UInt64, buffers: inout PumpBuffers) -> Connection? {
+    private func connection(for token: UInt64, buffers: inout PumpBuffers) -> OpenConnection? {
         if let cached = buffers.cachedConnection, cached.token == token,
            cached.departures == departures.load(ordering: .acquiring) {
-            return cached.connection
+            return OpenConnection(fd: cached.connection.socket.rawValue, kind: cached.connection.kind)
         }
         guard let (found, seen) = table.withLock({ table -> (Connection, UInt64)? in
             table.connections[token].map { ($0, departures.load(ordering: .relaxed)) }
         }) else { return nil }
         buffers.cachedConnection = (token, seen, found)
-        return found
+        return OpenConnection(fd: found.socket.rawValue, kind: found.kind)
+    }
+
+    /// A connection's descriptor and kind, without its reference: the pump
+    /// cache holds the descriptor open, and the cache is only emptied under
+    /// the pump lock, which the pump holds while it uses this.
+    private struct OpenConnection {
+        let fd: CInt
+        let kind: WireFormat.ConnectionKind
     }
 
     /// Receives one packet (or a whole fragmented message) from `connection`
     /// and collects what it was; true when that was a message.
     private func receiveOne(
-        on connection: Connection, token: UInt64, buffers: inout PumpBuffers, into collected: inout Collected
+        on connection: OpenConnection, token: UInt64, buffers: inout PumpBuffers, into collected: inout Collected
     ) -> Bool {
         var received = receive(on: connection, token: token, buffers: &buffers)
         // A fragmented message: read on until it is whole or the socket is
@@ -236,7 +244,7 @@ extension PortTransport {
     /// a `recvmsg`, so each miss doubles the number of pumps that skip it
     /// (up to 63): request/reply traffic pays about one call in 64.
     private func readAhead(
-        on connection: Connection, token: UInt64, buffers: inout PumpBuffers, into collected: inout Collected
+        on connection: OpenConnection, token: UInt64, buffers: inout PumpBuffers, into collected: inout Collected
     ) {
         if buffers.readAheadSkip > 0 {
             buffers.readAheadSkip -= 1
@@ -270,7 +278,7 @@ extension PortTransport {
         }
     }
 
-    private func receive(on connection: Connection, token: UInt64, buffers: inout PumpBuffers) -> Received {
+    private func receive(on connection: OpenConnection, token: UInt64, buffers: inout PumpBuffers) -> Received {
         // While one message is being reassembled here, the next packet is most
         // likely its fragment: its data goes straight into the region.
         guard !buffers.assemblies.isEmpty, let list = buffers.assemblies[token], list.count == 1,
@@ -281,7 +289,7 @@ extension PortTransport {
         var packet: ReceivedPacket
         do {
             guard let received = try SeqPacketSocket.receive(
-                connection.socket.rawValue, into: buffers.packet, scatter: (WireFormat.headerSize, target),
+                connection.fd, into: buffers.packet, scatter: (WireFormat.headerSize, target),
                 control: buffers.control)
             else { return .nothing }
             packet = received
@@ -311,9 +319,9 @@ extension PortTransport {
     /// message (half the spare or more) takes the spare as its body and its
     /// bytes are never copied after the kernel's copy. Every other packet is
     /// put back together in the packet buffer and decoded as usual.
-    private func receiveWithSpareBody(on connection: Connection, token: UInt64, buffers: inout PumpBuffers) -> Received {
+    private func receiveWithSpareBody(on connection: OpenConnection, token: UInt64, buffers: inout PumpBuffers) -> Received {
         var spare = buffers.spareBody.take() ?? PumpBuffers.makeSpareBody()
-        let packetBuffer = buffers.packet, control = buffers.control, fd = connection.socket.rawValue
+        let packetBuffer = buffers.packet, control = buffers.control, fd = connection.fd
         // Plain values only until the packet is known to need more (no
         // optional struct with a reference in it, which costs outlined
         // copies and value-witness calls per packet).
