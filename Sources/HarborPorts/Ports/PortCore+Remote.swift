@@ -52,8 +52,7 @@ extension PortCore {
         let rejected = state.withLock { guarded -> Int in
             // The usual case, a stream into an empty queue: the batch
             // becomes the queue, nothing moved message by message.
-            let floodLimit = PortStateMachine.maximumQueueLimit + guarded.machine.queueLimit
-            if guarded.machine.adoptBatch(&batch, countedLimit: floodLimit - 1) {
+            if guarded.machine.adoptBatch(&batch, countedLimit: guarded.floodLimit) {
                 guarded.readiness?.signalWhileLocked()
                 return 0
             }
@@ -396,9 +395,10 @@ extension PortCore.Guarded {
 
     /// Whether counted messages from other processes are past limit + 1024:
     /// senders there hold shared slots, so only a lying process gets here.
-    var isFlooded: Bool {
-        machine.countedMessages >= PortStateMachine.maximumQueueLimit + machine.queueLimit
-    }
+    var isFlooded: Bool { machine.countedMessages >= floodLimit }
+
+    /// The most counted messages from other processes the queue takes.
+    var floodLimit: Int { PortStateMachine.maximumQueueLimit + machine.queueLimit }
 
     /// Queues a message from another process on the slot its sender took,
     /// and signals readiness when the queue stops being empty (only the

@@ -282,7 +282,7 @@ package final class PortCore: Sendable {
         let (woken, transport) = state.withLock { guarded in
             let old = guarded.machine.queueLimit
             let woken = guarded.machine.setQueueLimit(limit)
-            guarded.transport?.slots.release(Int32(limit - old))
+            guarded.slotCounter?.release(Int32(limit - old))
             return (woken, guarded.transport)
         }
         for parker in woken { parker.unpark() }
@@ -418,8 +418,8 @@ extension PortCore.Guarded {
     /// Queues a message from this process, taking a shared slot once the
     /// port has senders in other processes.
     mutating func enqueueLocally(_ content: MessageContent) -> PortStateMachine.EnqueueOutcome {
-        if let transport, content.countsAgainstLimit, !machine.isDead {
-            guard transport.slots.tryAcquire() else { return .full }
+        if let slotCounter, content.countsAgainstLimit, !machine.isDead {
+            guard slotCounter.tryAcquire() else { return .full }
             return machine.enqueue(content, slotReserved: true)
         }
         return machine.enqueue(content)

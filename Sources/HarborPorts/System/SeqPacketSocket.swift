@@ -194,12 +194,18 @@ package enum SeqPacketSocket {
         var message = msghdr()
         message.msg_control = control.baseAddress
         message.msg_controllen = receipt.controlLength
-        guard let header = charbor_CMSG_FIRSTHDR(&message), header.pointee.cmsg_level == SOL_SOCKET,
-              header.pointee.cmsg_type == Int32(charbor_SCM_CREDENTIALS),
+        guard let header = charbor_CMSG_FIRSTHDR(&message), header.pointee.cmsg_level == SOL_SOCKET else { return nil }
+        return credentials(header)
+    }
+
+    /// The sender in an SCM_CREDENTIALS control message; nil for any other
+    /// type, or one too short.
+    private static func credentials(_ header: UnsafeMutablePointer<cmsghdr>) -> ProcessIdentity? {
+        guard header.pointee.cmsg_type == Int32(charbor_SCM_CREDENTIALS),
               Int(header.pointee.cmsg_len) - Int(charbor_CMSG_LEN(0)) >= MemoryLayout<charbor_ucred>.size
         else { return nil }
-        let credentials = UnsafeRawPointer(charbor_CMSG_DATA(header)!).loadUnaligned(as: charbor_ucred.self)
-        return ProcessIdentity(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
+        let ids = UnsafeRawPointer(charbor_CMSG_DATA(header)!).loadUnaligned(as: charbor_ucred.self)
+        return ProcessIdentity(pid: ids.pid, uid: ids.uid, gid: ids.gid)
     }
 
     /// The packet `receipt` describes, its control data read: descriptors
@@ -220,10 +226,8 @@ package enum SeqPacketSocket {
                         for index in 0..<max(0, payload / 4) {
                             descriptors.append(data.loadUnaligned(fromByteOffset: index * 4, as: CInt.self))
                         }
-                    } else if current.pointee.cmsg_type == Int32(charbor_SCM_CREDENTIALS),
-                              payload >= MemoryLayout<charbor_ucred>.size {
-                        let credentials = data.loadUnaligned(as: charbor_ucred.self)
-                        sender = ProcessIdentity(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid)
+                    } else if let identity = credentials(current) {
+                        sender = identity
                     }
                 }
                 header = charbor_CMSG_NXTHDR(&message, current)

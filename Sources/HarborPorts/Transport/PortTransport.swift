@@ -6,7 +6,10 @@
 // sockets sit in the port's readiness epoll set, so the one descriptor a run
 // loop watches fires for them too. No thread: whoever receives pumps.
 //
-// Receiving (the pump) is in PortTransport+Pump.swift.
+// Receiving: the pump (waiting, batching, handing messages to the port) is
+// in PortTransport+Pump.swift, one packet off a connection in
+// PortTransport+Packet.swift, fragment reassembly in
+// PortTransport+Fragments.swift, the pump's buffers in PumpBuffers.swift.
 //
 // Locks: `pump` (the receive buffers) is taken before `table`, never after.
 // Only non-blocking calls (recvmsg, epoll_ctl, eventfd write) run under them;

@@ -61,11 +61,11 @@ package final class RemoteRoute: Sendable {
 
     /// A message with nothing but an id and an inline body: no entries, no
     /// descriptors, no fragments. Most messages are; they skip the encoder.
+    /// (A reply right already taken out carries nothing either.)
     private static func isPlain(_ content: MessageContent) -> Bool {
-        guard content.body.count <= Message.maximumBodySize, content.rights.isEmpty,
-              content.regions.isEmpty else { return false }
-        if let reply = content.reply, reply.kind != .taken { return false }
-        return true
+        guard content.body.count <= Message.maximumBodySize else { return false }
+        if content.isPlain { return true }
+        return content.rights.isEmpty && content.regions.isEmpty && content.reply?.kind == .taken
     }
 
     /// Sends a plain message as one packet: its 24-byte header built on the

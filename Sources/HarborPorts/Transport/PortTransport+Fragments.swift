@@ -1,0 +1,80 @@
+// Harbor — a port's transport, receiving: fragmented messages reassembled.
+//
+// Docs/WireFormat.md, "Fragmented messages". Called by the packet reader
+// (PortTransport+Packet.swift) under the pump lock.
+import Glibc
+
+extension PortTransport {
+
+    /// A packet received scattered into `target`: if it is the awaited
+    /// fragment (from the assembly's sender, no descriptors, a valid fragment
+    /// header whose data all landed in `target`), records it and returns
+    /// progress (or the whole message); a malformed fragment from that
+    /// sender refuses the message; any other packet is the caller's.
+    enum Direct: ~Copyable {
+        case other, refused, progress
+        case complete(MessageContent)
+    }
+
+    static func directFragment(
+        _ packet: ReceivedPacket, _ buffer: UnsafeMutableRawBufferPointer, _ target: UnsafeMutableRawBufferPointer,
+        assemblies list: inout [FragmentAssembly]?
+    ) -> Direct {
+        guard buffer[1] == WireFormat.Kind.fragment.rawValue, let sender = packet.sender,
+              !packet.wasTruncated, !packet.controlWasTruncated, packet.descriptorCount == 0,
+              var assemblies = list, assemblies.count == 1, assemblies[0].sender.pid == sender.pid,
+              packet.byteCount - WireFormat.headerSize <= target.count else { return .other }
+        // Check the header as parseFragment would, with the data elsewhere.
+        let header = UnsafeRawBufferPointer(rebasing: buffer[0..<WireFormat.headerSize])
+        let data = packet.byteCount - WireFormat.headerSize
+        let declared = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
+        let total = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 20, as: UInt32.self)))
+        let zeros = header.loadUnaligned(fromByteOffset: 2, as: UInt16.self) == 0
+            && header.loadUnaligned(fromByteOffset: 4, as: UInt32.self) == 0
+            && header.loadUnaligned(fromByteOffset: 12, as: UInt32.self) == 0
+            && header.loadUnaligned(fromByteOffset: 16, as: UInt32.self) == 0
+        guard header[0] == WireFormat.version, zeros, declared == data, total == packet.byteCount else {
+            list = nil
+            WireRejections.record(.badFragment)
+            return .refused
+        }
+        assemblies[0].advance(by: data)
+        if assemblies[0].isComplete { return .complete(assemblies[0].content) }
+        list = assemblies
+        return .progress
+    }
+
+    /// Begins reassembling a fragmented message on one connection. A new
+    /// message from a sender whose previous one is unfinished replaces it
+    /// (that sender gave up on it); a connection holds at most
+    /// `WireFormat.maximumAssemblies`, and makes room only by dropping those
+    /// of senders that have died.
+    static func start(_ assembly: FragmentAssembly, in list: inout [FragmentAssembly]) throws(WireRejection) {
+        if let stale = list.firstIndex(where: { $0.sender.pid == assembly.sender.pid }) {
+            list.remove(at: stale)
+            WireRejections.record(.badFragment)
+        }
+        if list.count >= WireFormat.maximumAssemblies {
+            list.removeAll { kill($0.sender.pid, 0) != 0 && errno == ESRCH }
+        }
+        guard list.count < WireFormat.maximumAssemblies else {
+            throw WireRejection(.badFragment, "\(list.count) fragmented messages already in progress")
+        }
+        list.append(assembly)
+    }
+
+    /// Adds a fragment to its sender's message; returns the message once whole.
+    static func add(
+        _ bytes: UnsafeRawBufferPointer, from sender: ProcessIdentity, to list: inout [FragmentAssembly]
+    ) throws(WireRejection) -> MessageContent? {
+        guard let index = list.firstIndex(where: { $0.sender.pid == sender.pid }) else {
+            throw WireRejection(.badFragment, "a fragment from \(sender.pid) belongs to no message")
+        }
+        do { try list[index].append(bytes) } catch {
+            list.remove(at: index)  // the whole message is refused, not only the fragment
+            throw error
+        }
+        guard list[index].isComplete else { return nil }
+        return list.remove(at: index).content
+    }
+}
