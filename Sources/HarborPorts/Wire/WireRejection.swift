@@ -48,6 +48,15 @@ public enum WireRejectionReason: Int, CaseIterable, Hashable, Sendable, CustomSt
     /// `F_SEAL_GROW`, `F_SEAL_SEAL` (`F_SEAL_FUTURE_WRITE` does not stand in
     /// for `F_SEAL_WRITE`: the sender may still hold a writable mapping).
     case unsealed
+    /// A right whose possession was not proven (P11): it names a port by an
+    /// identity this process already knows, but its descriptors are not
+    /// that port's (a receive right for a port received here, or for a
+    /// proxy whose connection is not among the ones it brings). The port it
+    /// names is untouched.
+    case forgedRight
+    /// A peer went over one of its per-connection or per-uid limits (P12):
+    /// descriptors, bytes of partial messages, regions, waiters.
+    case overLimit
 
     public var description: String {
         switch self {
@@ -64,6 +73,8 @@ public enum WireRejectionReason: Int, CaseIterable, Hashable, Sendable, CustomSt
         case .flood: "flood"
         case .badFragment: "bad fragment"
         case .unsealed: "insufficiently sealed memory"
+        case .forgedRight: "forged right"
+        case .overLimit: "over a peer limit"
         }
     }
 }
