@@ -102,3 +102,55 @@ int charbor_memfd_create(const char *name, unsigned int flags) { return (int)sys
 #if defined(__x86_64__)
 _Static_assert(sizeof(struct epoll_event) == 12, "epoll_event is packed on x86_64");
 #endif
+
+// Socket diagnostics: one request for one socket (by inode), one answer.
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int charbor_unix_peer_inode(int fd, uint64_t *peer_inode) {
+    struct stat st;
+    if (fstat(fd, &st) != 0) return -errno;
+    int link = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (link < 0) return -errno;
+    struct { struct nlmsghdr header; struct unix_diag_req request; } query;
+    memset(&query, 0, sizeof query);
+    query.header.nlmsg_len = sizeof query;
+    query.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    query.header.nlmsg_flags = NLM_F_REQUEST;
+    query.request.sdiag_family = AF_UNIX;
+    query.request.udiag_states = ~0U;
+    query.request.udiag_ino = (uint32_t)st.st_ino;
+    query.request.udiag_show = UDIAG_SHOW_PEER;
+    query.request.udiag_cookie[0] = query.request.udiag_cookie[1] = ~0U;  // any cookie
+    int result = -ENOENT;
+    if (send(link, &query, sizeof query, 0) < 0) { result = -errno; goto done; }
+    union { struct nlmsghdr header; char bytes[1024]; } answer;
+    ssize_t length = recv(link, &answer, sizeof answer, 0);
+    if (length < 0) { result = -errno; goto done; }
+    for (struct nlmsghdr *h = &answer.header; NLMSG_OK(h, (size_t)length); h = NLMSG_NEXT(h, length)) {
+        if (h->nlmsg_type == NLMSG_ERROR) {
+            const struct nlmsgerr *error = NLMSG_DATA(h);
+            result = error->error < 0 ? error->error : -ENOENT;
+            break;
+        }
+        if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY) continue;
+        const struct unix_diag_msg *message = NLMSG_DATA(h);
+        if (message->udiag_ino != (uint32_t)st.st_ino) continue;
+        int attributes = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *message));
+        for (const struct rtattr *a = (const void *)(message + 1); RTA_OK(a, attributes); a = RTA_NEXT(a, attributes)) {
+            if (a->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(a) >= sizeof(uint32_t)) {
+                *peer_inode = *(const uint32_t *)RTA_DATA(a);
+                result = 0;
+            }
+        }
+        break;
+    }
+done:
+    close(link);
+    return result;
+}

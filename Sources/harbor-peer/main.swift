@@ -98,7 +98,7 @@ func serve() throws {
             var entries: [String] = []
             while let queued = moved.tryReceive() {
                 let trailer = queued.trailer
-                entries.append("\(queued.text)@\(trailer.sender.pid)@\(trailer.relayedBy.map { "\($0.pid)" } ?? "-")")
+                entries.append("\(queued.text)@\(trailer.sender.pid)@\(trailer.claimedOriginalSender.map { "\($0.pid)" } ?? "-")")
             }
             try message.reply(Message(id: Command.drainTrailers, text: entries.joined(separator: ",")))
         case Command.burst:

@@ -150,7 +150,7 @@ struct MoveTests {
             // other queued here with its sender as this process's kernel said.
             let taken = try moving.receive(timeout: .seconds(10))
             #expect([first.pid, second.pid].contains(taken.trailer.sender.pid))
-            #expect(taken.trailer.relayedBy == nil)
+            #expect(taken.trailer.claimedOriginalSender == nil)
             #expect(moving.status.queuedMessages == 1)
             let queuedFrom = taken.trailer.sender.pid == first.pid ? second.pid : first.pid
             try moving.makeSendRight().send(Message(id: 1, text: "local"))
@@ -158,7 +158,9 @@ struct MoveTests {
             drain.attach(moving)
             let reply = try first.request(drain)
             let me = getpid()
-            #expect(reply.text == "used by \(queuedFrom)@\(queuedFrom)@\(me),local@\(me)@\(me)")
+            // text@sender@claim: the sender is this process, which delivered
+            // them when the port moved; who first sent each is its claim (P11).
+            #expect(reply.text == "used by \(queuedFrom)@\(me)@\(queuedFrom),local@\(me)@\(me)")
             first.stop()
             second.stop()
         }

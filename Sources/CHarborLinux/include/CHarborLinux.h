@@ -112,6 +112,12 @@ int charbor_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, co
 // The kernel's id of the calling thread (equal to getpid() on the main thread).
 pid_t charbor_gettid(void);
 
+// The inode of the other end of a connected AF_UNIX socket, from the
+// kernel's socket diagnostics (NETLINK_SOCK_DIAG, UNIX_DIAG_PEER): the only
+// way to learn which socket a descriptor is connected to. 0 on success,
+// -errno on failure (-ENOENT: no peer, or the kernel lacks unix_diag).
+int charbor_unix_peer_inode(int fd, uint64_t *peer_inode);
+
 // _GNU_SOURCE-only declarations Swift's importer does not see.
 int charbor_ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout);
 

@@ -182,6 +182,8 @@ extension PortCore {
             guarded.readiness?.clearWhileEmpty()
             return taken
         }
+        // Known from now on as a proxy, by the connection it sends through.
+        PortRegistry.register(self)
         let set = join(nil)
         set?.removeMember(name)
         let moved = transport.takeConnections()
@@ -231,6 +233,7 @@ extension PortCore {
         }
         guard let released else { return }
         _ = released  // replaced by requests made meanwhile: released here, outside the lock
+        PortRegistry.register(self)
         for (kind, socket) in connections { _ = try? transport.adopt(socket, kind: kind) }
         _ = try? transport.adopt(forwarder, kind: .send)
         if let signal, signal.signalAfterUnlock() { clearSpuriousReadiness() }
@@ -240,32 +243,55 @@ extension PortCore {
     }
 
     // MARK: Importing rights
+    //
+    // Bytes confer nothing (P11): an identity in a packet only says which
+    // port the sender means. Every import checks what the descriptors prove
+    // before it finds, let alone changes, a port this process knows
+    // (`PortRegistry`); a right that proves nothing about a known port
+    // stands for a port of its own, and a receive right that claims a known
+    // port without proof is refused (`forgedRight`) with the port untouched.
+
+    /// Whether this object is the port itself rather than a proxy.
+    var isReceivingHere: Bool { state.withLock { $0.route == nil } }
 
     static func importSendRight(
         _ identity: PortIdentity, socket: SharedDescriptor, slots: SharedDescriptor
     ) throws(WireRejection) -> SendRightToken {
-        guard isSeqPacketSocket(socket) else { throw WireRejection(.badDescriptor, "send right is not a socket") }
-        let (existing, name) = PortRegistry.lookUp(identity)
-        if let existing {
-            // Already known here: the new descriptors are redundant; closing
-            // them tells the receiver one connection fewer.
+        guard SeqPacketSocket.isSeqPacket(socket.rawValue) else {
+            throw WireRejection(.badDescriptor, "send right is not a socket")
+        }
+        let slotsFile: FileKey
+        let creator: ProcessIdentity
+        do {
+            slotsFile = try FileKey(of: slots.rawValue)
+            creator = try SeqPacketSocket.creator(socket.rawValue)
+        } catch {
+            throw WireRejection(.badDescriptor, "send right: \(error)")
+        }
+        if let existing = PortRegistry.port(identity, slots: slotsFile, creator: creator.pid) {
+            // Already known here, proven by the slot counter it carries: the
+            // new descriptors are redundant; closing them tells the receiver
+            // one connection fewer.
             return SendRightToken(port: existing)
         }
         let counter: SharedSlots
         do { counter = try SharedSlots(adopting: slots) } catch {
             throw WireRejection(.badDescriptor, "slot counter: \(error)")
         }
-        let proxy = PortCore(identity: identity, name: name, route: RemoteRoute(socket: socket, slots: counter))
+        let proxy = PortCore(identity: identity, name: PortName.next(), route: RemoteRoute(socket: socket, slots: counter))
         PortRegistry.register(proxy)
         return SendRightToken(port: proxy)
     }
 
     static func importSendOnceRight(_ identity: PortIdentity, socket: SharedDescriptor) throws(WireRejection) -> SendOnceToken {
-        guard isSeqPacketSocket(socket) else { throw WireRejection(.badDescriptor, "send-once right is not a socket") }
-        // Always its own proxy: the connection closing unused is how the
-        // receiver learns the right died, even if it came home.
-        let name = PortRegistry.lookUp(identity).name
-        return SendOnceToken(port: PortCore(identity: identity, name: name, route: RemoteRoute(socket: socket, slots: nil)))
+        guard SeqPacketSocket.isSeqPacket(socket.rawValue) else {
+            throw WireRejection(.badDescriptor, "send-once right is not a socket")
+        }
+        // Always its own proxy, under a name of its own (it carries nothing
+        // that proves which port it reaches): the connection closing unused
+        // is how the receiver learns the right died, even if it came home.
+        return SendOnceToken(port: PortCore(identity: identity, name: PortName.next(),
+                                            route: RemoteRoute(socket: socket, slots: nil)))
     }
 
     static func importReceiveRight(
@@ -274,17 +300,17 @@ extension PortCore {
         requests: [(WireFormat.RequestKind, SendOnceToken)], queued: [MessageContent],
         limit: Int, sequenceNumber: UInt64, made: UInt64
     ) throws(WireRejection) -> ReceiveRightToken {
-        for (_, socket) in connections where !isSeqPacketSocket(socket) {
+        for (_, socket) in connections where !SeqPacketSocket.isSeqPacket(socket.rawValue) {
             throw WireRejection(.badDescriptor, "a moved connection is not a socket")
         }
         let counter: SharedSlots
         do { counter = try SharedSlots(adopting: slots) } catch {
             throw WireRejection(.badDescriptor, "slot counter: \(error)")
         }
-        let (existing, name) = PortRegistry.lookUp(identity)
-        // A proxy already standing for this port becomes the port: the send
-        // rights this process holds turn local.
-        let port = existing ?? PortCore(identity: identity, name: name, route: nil)
+        let existing = try provenProxy(for: identity, connections: connections.map(\.1))
+        // A proxy proven to stand for this port becomes the port: the send
+        // rights this process holds turn local. Otherwise a new port.
+        let port = existing ?? PortCore(identity: identity, name: PortName.next(), route: nil)
         let epollFD: CInt
         do { epollFD = try port.readinessDescriptor() } catch {
             throw WireRejection(.badDescriptor, "no readiness descriptor: \(error)")
@@ -321,11 +347,33 @@ extension PortCore {
         return ReceiveRightToken(port: port)
     }
 
-    private static func isSeqPacketSocket(_ socket: SharedDescriptor) -> Bool {
-        var type: CInt = 0
-        var length = socklen_t(MemoryLayout<CInt>.size)
-        return getsockopt(socket.rawValue, SOL_SOCKET, SO_TYPE, &type, &length) == 0
-            && type == charbor_SOCK_SEQPACKET
+    /// The proxy a moved receive right may turn into the port, or nil for a
+    /// port this process has not seen. A receive right claiming a port that
+    /// is received here is forged (there is one receive right, and it is
+    /// here). One claiming a port this process has a proxy for must bring
+    /// the other end of that proxy's connection: only the port's holder has
+    /// it, whereas its slot counter is in every sender's hands. Should the
+    /// kernel lack socket diagnostics, the claim cannot be checked and the
+    /// right arrives as a port of its own (its senders here still reach it,
+    /// through their connections).
+    private static func provenProxy(
+        for identity: PortIdentity, connections: [SharedDescriptor]
+    ) throws(WireRejection) -> PortCore? {
+        let known = PortRegistry.everyPort(identity)
+        if known.isEmpty { return nil }
+        if known.contains(where: \.isReceivingHere) {
+            throw WireRejection(.forgedRight, "a receive right for a port received here")
+        }
+        let brought = Set(connections.compactMap { try? FileKey(of: $0.rawValue).inode })
+        var checkable = false
+        for proxy in known {
+            guard let route = proxy.state.withLock({ $0.route }) else { continue }
+            guard let peer = try? SeqPacketSocket.peerInode(route.socket.rawValue) else { continue }
+            checkable = true
+            if brought.contains(peer) { return proxy }
+        }
+        guard checkable else { return nil }
+        throw WireRejection(.forgedRight, "a receive right without the connection its port's senders here use")
     }
 
     // MARK: Deaths in other processes

@@ -67,6 +67,9 @@ package final class PortCore: Sendable {
         let (watchers, deathWatches) = state.withLock { ($0.watchers, $0.deathWatches) }
         for watcher in watchers { watcher.transport.removeWatch(watcher.token) }
         for token in deathWatches { RemoteDeathWatch.shared.remove(token) }
+        // Forget this port's identity records: a peer inventing identities
+        // makes the registry grow only while the rights it sent live.
+        PortRegistry.prune(identity)
     }
 
     // MARK: Sending

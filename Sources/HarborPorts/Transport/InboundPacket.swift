@@ -71,11 +71,13 @@ package enum InboundPacket: ~Copyable {
             guard header.count >= WireFormat.headerSize, header[0] == WireFormat.version,
                   header[1] == WireFormat.Kind.message.rawValue else { return nil }
             let flags = UInt16(littleEndian: header.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
-            let bodyLength = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
             let entriesAndDescriptors = header.loadUnaligned(fromByteOffset: 12, as: UInt32.self)
             let nestedLength = header.loadUnaligned(fromByteOffset: 16, as: UInt32.self)
-            let totalLength = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 20, as: UInt32.self)))
-            guard flags & ~WireFormat.Flags.countsAgainstLimit.rawValue == 0, entriesAndDescriptors == 0,
+            // `exactly`: where Int has 32 bits a peer's u32 may not fit, and
+            // Int(_:) would trap (free where Int has 64 bits).
+            guard let bodyLength = Int(exactly: UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt32.self))),
+                  let totalLength = Int(exactly: UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 20, as: UInt32.self))),
+                  flags & ~WireFormat.Flags.countsAgainstLimit.rawValue == 0, entriesAndDescriptors == 0,
                   nestedLength == 0, bodyLength <= Message.maximumBodySize,
                   totalLength == byteCount, totalLength == WireFormat.headerSize + bodyLength else { return nil }
             id = Int32(littleEndian: header.loadUnaligned(fromByteOffset: 4, as: Int32.self))
@@ -108,7 +110,7 @@ package enum InboundPacket: ~Copyable {
         try reader.skip(10)
         let declared = Int(try reader.read(UInt16.self))
         try reader.skip(4)
-        let total = Int(try reader.read(UInt32.self))
+        let total = try reader.readLength()
         guard kind == WireFormat.Kind.message.rawValue, header.count == WireFormat.headerSize,
               total == WireFormat.headerSize else {
             throw WireRejection(.badLength, "memory-file packet header of \(header.count) bytes")
@@ -140,10 +142,11 @@ package enum InboundPacket: ~Copyable {
         let reply = try packet.reply.map { right throws(WireRejection) in
             try importRight(right, bytes, descriptors, base: base, sender: sender)
         }
-        // A queued message of a moved port keeps its original sender, marked
-        // as relayed by the process the kernel says the port came from.
-        var trailer = MessageTrailer(sender: packet.relayedSender ?? sender)
-        if packet.relayedSender != nil { trailer.relayedBy = sender }
+        // The sender is who the kernel says delivered the packet, always; a
+        // queued message of a moved port keeps what that process claims
+        // about its original sender beside it, as a claim (P11).
+        var trailer = MessageTrailer(sender: sender)
+        trailer.claimedOriginalSender = packet.relayedSender
         var content = MessageContent(
             id: packet.id, body: Array(UnsafeRawBufferPointer(rebasing: bytes[packet.body])),
             rights: rights, reply: reply, trailer: trailer)

@@ -150,8 +150,9 @@ package struct WireEncoder {
             var patched = head
             patch(&patched, descriptorCount: 0)
             writer.append(UInt32(head.count + message.body.count + tail.count))
-            // Who sent it, as this process's kernel (or its own mover) said:
-            // the receiver records it as relayed by us (Docs/CrossProcess.md).
+            // Who sent it, as this process's kernel said (a claim relayed to
+            // us is not passed on as ours): the receiver shows it as our
+            // claim, beside us as the sender (Docs/Security.md).
             let sender = message.trailer.sender
             writer.append(Int32(sender.pid))
             writer.append(UInt32(sender.uid))
