@@ -27,8 +27,9 @@ extension PortTransport {
         // Check the header as parseFragment would, with the data elsewhere.
         let header = UnsafeRawBufferPointer(rebasing: buffer[0..<WireFormat.headerSize])
         let data = packet.byteCount - WireFormat.headerSize
-        let declared = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt32.self)))
-        let total = Int(UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 20, as: UInt32.self)))
+        // `exactly`, -1 if it does not fit: Int(_:) of a peer's u32 traps where Int has 32 bits.
+        let declared = Int(exactly: UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt32.self))) ?? -1
+        let total = Int(exactly: UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 20, as: UInt32.self))) ?? -1
         let zeros = header.loadUnaligned(fromByteOffset: 2, as: UInt16.self) == 0
             && header.loadUnaligned(fromByteOffset: 4, as: UInt32.self) == 0
             && header.loadUnaligned(fromByteOffset: 12, as: UInt32.self) == 0

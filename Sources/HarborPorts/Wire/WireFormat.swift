@@ -122,6 +122,15 @@ package struct ByteReader {
         return Value(littleEndian: value)
     }
 
+    /// Reads a u32 length, count or index as an `Int`. On a platform whose
+    /// `Int` has 32 bits a value past `Int.max` is refused here, where
+    /// `Int(_:)` would trap on it.
+    package mutating func readLength() throws(WireRejection) -> Int {
+        let value = try read(UInt32.self)
+        guard let length = Int(exactly: value) else { throw WireRejection(.badLength, "\(value) does not fit an Int") }
+        return length
+    }
+
     package mutating func skip(_ count: Int) throws(WireRejection) {
         guard count >= 0, remaining >= count else { throw WireRejection(.truncated, "wanted \(count) bytes at \(offset)") }
         offset += count

@@ -87,11 +87,11 @@ extension WirePacket {
             throw WireRejection(.unknownKind, "flags \(flags.rawValue)")
         }
         let id = try reader.read(Int32.self)
-        let bodyLength = Int(try reader.read(UInt32.self))
+        let bodyLength = try reader.readLength()
         let rightCount = Int(try reader.read(UInt16.self))
         let declaredDescriptors = Int(try reader.read(UInt16.self))
-        let nestedLength = Int(try reader.read(UInt32.self))
-        let totalLength = Int(try reader.read(UInt32.self))
+        let nestedLength = try reader.readLength()
+        let totalLength = try reader.readLength()
         guard totalLength == end - start else {
             throw WireRejection(.badLength, "declares \(totalLength) bytes, has \(end - start)")
         }
@@ -105,9 +105,12 @@ extension WirePacket {
         guard rightCount <= maximumRights, rightCount <= (end - start) / WireFormat.entrySize else {
             throw WireRejection(.badLength, "\(rightCount) rights")
         }
-        let expected = WireFormat.headerSize + rightCount * WireFormat.entrySize + bodyLength + nestedLength
-        guard bodyLength <= Message.maximumBodySize, expected == totalLength else {
-            throw WireRejection(.badLength, "parts add up to \(expected), packet is \(totalLength)")
+        // Compared by subtraction: a sum of peer lengths could overflow
+        // where `Int` has 32 bits (the fixed part is small: counts checked).
+        let fixed = WireFormat.headerSize + rightCount * WireFormat.entrySize
+        guard bodyLength <= Message.maximumBodySize, fixed + bodyLength <= totalLength,
+              nestedLength == totalLength - fixed - bodyLength else {
+            throw WireRejection(.badLength, "parts add up to \(fixed + bodyLength) + \(nestedLength), packet is \(totalLength)")
         }
         guard kind != .fragment else { throw WireRejection(.unknownKind, "fragment parsed as a packet") }
         if kind == .wait {
@@ -129,10 +132,10 @@ extension WirePacket {
             }
             let count = Int(try reader.read(UInt8.self))
             _ = try reader.read(UInt16.self)
-            let first = Int(try reader.read(UInt32.self))
+            let first = try reader.readLength()
             let identity = PortIdentity(origin: try reader.read(UInt64.self), number: try reader.read(UInt64.self))
-            let nestedOffset = Int(try reader.read(UInt32.self))
-            let nestedSize = Int(try reader.read(UInt32.self))
+            let nestedOffset = try reader.readLength()
+            let nestedSize = try reader.readLength()
             entries.append((rightKind, first, count, identity, nestedOffset, nestedSize))
         }
         let bodyStart = reader.offset
@@ -152,7 +155,7 @@ extension WirePacket {
             guard wanted.contains(count) else {
                 throw WireRejection(.descriptorMismatch, "a \(rightKind) right with \(count) descriptors")
             }
-            try claim(first..<(first + count), in: &used)
+            try claim(first, count: count, in: &used)
             var transfer: WireTransfer?
             if rightKind == .receive {
                 guard depth < WireFormat.maximumNesting else { throw WireRejection(.tooDeep, "depth \(depth)") }
@@ -203,10 +206,15 @@ extension WirePacket {
         }
         var reply: WireRight?
         if flags.contains(.hasReply) {
-            reply = rights.removeLast()
-            guard reply?.kind == .send || reply?.kind == .sendOnce else {
+            // The entry count was checked before the regions were taken out:
+            // a packet whose only entries are regions has no right left here.
+            guard let last = rights.popLast() else {
+                throw WireRejection(.badLength, "reply flag, but every entry is a region")
+            }
+            guard last.kind == .send || last.kind == .sendOnce else {
                 throw WireRejection(.unknownKind, "a reply right must be send or send-once")
             }
+            reply = last
         }
         return WirePacket(kind: kind, flags: flags, id: id, body: bodyStart..<(bodyStart + bodyLength),
                           rights: rights, reply: reply, regions: regions)
@@ -215,10 +223,10 @@ extension WirePacket {
     private static func parseTransfer(
         _ reader: inout ByteReader, end: Int, used: inout [Bool], depth: Int
     ) throws(WireRejection) -> WireTransfer {
-        let queueLimit = Int(try reader.read(UInt32.self))
-        let connectionCount = Int(try reader.read(UInt32.self))
-        let queuedCount = Int(try reader.read(UInt32.self))
-        let requestCount = Int(try reader.read(UInt32.self))
+        let queueLimit = try reader.readLength()
+        let connectionCount = try reader.readLength()
+        let queuedCount = try reader.readLength()
+        let requestCount = try reader.readLength()
         let sequenceNumber = try reader.read(UInt64.self)
         let madeSendRights = try reader.read(UInt64.self)
         guard queueLimit <= PortStateMachine.maximumQueueLimit,
@@ -236,8 +244,8 @@ extension WirePacket {
                 throw WireRejection(.unknownKind, "connection kind \(rawKind)")
             }
             try reader.skip(3)
-            let descriptor = Int(try reader.read(UInt32.self))
-            try claim(descriptor..<(descriptor + 1), in: &used)
+            let descriptor = try reader.readLength()
+            try claim(descriptor, count: 1, in: &used)
             connections.append((kind, descriptor))
         }
         var requests: [(kind: WireFormat.RequestKind, descriptor: Int, identity: PortIdentity)] = []
@@ -246,14 +254,14 @@ extension WirePacket {
             guard let kind = WireFormat.RequestKind(rawValue: rawKind), !requests.contains(where: { $0.kind == kind })
             else { throw WireRejection(.unknownKind, "notification request kind \(rawKind)") }
             try reader.skip(3)
-            let descriptor = Int(try reader.read(UInt32.self))
+            let descriptor = try reader.readLength()
             let identity = PortIdentity(origin: try reader.read(UInt64.self), number: try reader.read(UInt64.self))
-            try claim(descriptor..<(descriptor + 1), in: &used)
+            try claim(descriptor, count: 1, in: &used)
             requests.append((kind, descriptor, identity))
         }
         var queued: [WirePacket] = []
         for _ in 0..<queuedCount {
-            let length = Int(try reader.read(UInt32.self))
+            let length = try reader.readLength()
             let pid = try reader.read(Int32.self)
             let uid = try reader.read(UInt32.self)
             let gid = try reader.read(UInt32.self)
@@ -282,11 +290,11 @@ extension WirePacket {
         _ = try reader.read(UInt8.self)
         let flags = try reader.read(UInt16.self)
         let id = try reader.read(Int32.self)
-        let length = Int(try reader.read(UInt32.self))
+        let length = try reader.readLength()
         let entries = try reader.read(UInt16.self)
         let declared = try reader.read(UInt16.self)
         let nested = try reader.read(UInt32.self)
-        let total = Int(try reader.read(UInt32.self))
+        let total = try reader.readLength()
         guard flags == 0, id == 0, entries == 0, nested == 0, length > 0,
               length <= WireFormat.maximumFragmentData, total == bytes.count,
               total == WireFormat.headerSize + length else {
@@ -298,11 +306,14 @@ extension WirePacket {
         return WireFormat.headerSize..<total
     }
 
-    private static func claim(_ range: Range<Int>, in used: inout [Bool]) throws(WireRejection) {
-        for index in range {
-            guard used.indices.contains(index) else {
-                throw WireRejection(.descriptorMismatch, "descriptor index \(index) of \(used.count)")
-            }
+    /// Marks `count` descriptors from index `first` used. The range is
+    /// checked before it is formed: `first + count` of a peer's index
+    /// could overflow where `Int` has 32 bits.
+    private static func claim(_ first: Int, count: Int, in used: inout [Bool]) throws(WireRejection) {
+        guard first >= 0, count >= 0, first <= used.count, count <= used.count - first else {
+            throw WireRejection(.descriptorMismatch, "descriptor index \(first) (+\(count)) of \(used.count)")
+        }
+        for index in first..<(first + count) {
             guard !used[index] else { throw WireRejection(.descriptorMismatch, "descriptor \(index) used twice") }
             used[index] = true
         }
