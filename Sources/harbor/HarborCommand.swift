@@ -17,7 +17,7 @@ struct HarborCommand: ParsableCommand {
             2 no such name; 3 name server unreachable; 4 timed out; 5 not permitted; \
             64 wrong arguments.
             """,
-        subcommands: [LookUp.self, List.self, Send.self, Ping.self, Watch.self])
+        subcommands: [LookUp.self, List.self, Send.self, Ping.self, Watch.self, Hold.self])
 
     /// Parses and runs, printing a failure as one line on stderr with its exit code.
     static func main() {

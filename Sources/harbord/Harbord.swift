@@ -39,6 +39,29 @@ struct Harbord: AsyncParsableCommand {
     @Flag(name: .long, help: "Log every request, not only check-ins, registrations and deaths.")
     var verbose = false
 
+    @Option(name: .long, help: ArgumentHelp("Names one uid may check in (undeclared) or register.", valueName: "n"))
+    var maxNamesPerUid = BootstrapQuotas().namesPerUser
+
+    @Option(name: .long, help: ArgumentHelp("Connections one uid may hold to harbord.", valueName: "n"))
+    var maxClientsPerUid = BootstrapQuotas().clientsPerUser
+
+    @Option(name: .long, help: ArgumentHelp("Processes of one uid that may hold names at once (sessions).", valueName: "n"))
+    var maxSessionsPerUid = BootstrapQuotas().sessionsPerUser
+
+    @Option(name: .long, help: ArgumentHelp("Messages from one uid that may wait for services not checked in yet.", valueName: "n"))
+    var maxPendingPerUid = BootstrapQuotas().pendingPerUser
+
+    @Option(name: .long, help: ArgumentHelp("Rights to names not checked in yet that one uid's live processes may hold.", valueName: "n"))
+    var maxWaitingRightsPerUid = BootstrapQuotas().waitingRightsPerUser
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Descriptors harbord keeps for itself (default: 1/16 of its limit, at least 64).", valueName: "n"))
+    var descriptorReserve: Int?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Lower harbord's descriptor limit (RLIMIT_NOFILE) to this (default: raise it to the hard limit).", valueName: "n"))
+    var maxDescriptors: Int?
+
     @Option(name: .long, help: .hidden)
     var unitStarter: String?
 
@@ -46,6 +69,17 @@ struct Harbord: AsyncParsableCommand {
     var debugWedgeAfter: Double?
 
     func validate() throws {
+        for (flag, value) in [("--max-names-per-uid", maxNamesPerUid), ("--max-clients-per-uid", maxClientsPerUid),
+                              ("--max-sessions-per-uid", maxSessionsPerUid), ("--max-pending-per-uid", maxPendingPerUid),
+                              ("--max-waiting-rights-per-uid", maxWaitingRightsPerUid)] where !(0...10_000_000).contains(value) {
+            throw ValidationError("\(flag) must be between 0 and 10000000")
+        }
+        if let descriptorReserve, !(0...1_000_000).contains(descriptorReserve) {
+            throw ValidationError("--descriptor-reserve must be between 0 and 1000000")
+        }
+        if let maxDescriptors, !(16...10_000_000).contains(maxDescriptors) {
+            throw ValidationError("--max-descriptors must be between 16 and 10000000")
+        }
         if let debugWedgeAfter, !(debugWedgeAfter >= 0 && debugWedgeAfter < 1e6) {
             throw ValidationError("--debug-wedge-after needs a number of seconds")
         }
@@ -78,9 +112,23 @@ struct Harbord: AsyncParsableCommand {
             throw ExitCode(71)
         }
 
+        if let maxDescriptors {
+            var limits = rlimit(rlim_cur: rlim_t(maxDescriptors), rlim_max: rlim_t(maxDescriptors))
+            if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limits) != 0 {
+                logger.warning("cannot set the descriptor limit to \(maxDescriptors): \(String(cString: strerror(errno)))")
+            }
+        }
+        var quotas = BootstrapQuotas()
+        quotas.namesPerUser = maxNamesPerUid
+        quotas.clientsPerUser = maxClientsPerUid
+        quotas.sessionsPerUser = maxSessionsPerUid
+        quotas.pendingPerUser = maxPendingPerUid
+        quotas.waitingRightsPerUser = maxWaitingRightsPerUid
+        quotas.descriptorReserve = descriptorReserve
+
         let server: BootstrapServer
         do {
-            server = try BootstrapServer(endpoint: endpoint, policy: policy, unitStarter: unitStarter) { level, text in
+            server = try BootstrapServer(endpoint: endpoint, policy: policy, quotas: quotas, unitStarter: unitStarter) { level, text in
                 logger.log(level: Logger.Level(level), "\(text)")
             }
         } catch {

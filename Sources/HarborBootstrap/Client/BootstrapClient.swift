@@ -1,14 +1,16 @@
 // Harbor — a process's connection to the name server: look up, check in, register, list.
+import Glibc
 import HarborPorts
 import Synchronization
 
 /// A connection to the bootstrap name server (`harbord`).
 ///
 /// Connecting to the server's socket yields this process's first right, a
-/// send right to the bootstrap port (the server sends it down the fresh
-/// connection, which is then closed). Every request is a message to that
-/// port carrying a send-once reply right; the server learns the caller's
-/// uid from the kernel's credentials on the message, never from its bytes.
+/// send right to its uid's bootstrap port (the server sends it down the
+/// fresh connection, which is then closed). Every request is a message to
+/// that port carrying a send-once reply right; the server learns the
+/// caller's uid from the kernel's credentials on the message, never from
+/// its bytes.
 ///
 /// ```swift
 /// let bootstrap = try BootstrapClient()                 // finds the socket itself
@@ -16,59 +18,64 @@ import Synchronization
 /// let echo = try bootstrap.lookUp("com.example.echo")    // any client
 /// ```
 ///
+/// Names a process checks in or registers are answered for by its
+/// **session** (a thread, started with the first of them; see
+/// Docs/Bootstrap.md): it hands out send rights to their ports, tells the
+/// server when one dies, and when the server restarts on the same socket it
+/// connects again and checks them all in again by itself. A name stays while
+/// its port lives, whether or not this object does.
+///
 /// **Cost:** connecting is one `connect` and one packet. Each request is a
 /// round trip through the server: two packets and one socket pair (the
-/// reply right's connection).
+/// reply right's connection); a look-up of a name another process holds
+/// takes one more hop, through that process's session.
 /// **Thread safety:** any thread; requests from several threads are served
 /// one at a time (one reply port, under a lock).
 /// **Darwin equivalent:** `bootstrap_look_up`, `bootstrap_check_in`,
 /// `bootstrap_register` on `bootstrap_port`.
 public final class BootstrapClient: Sendable {
-    /// The send right to the bootstrap port this connection got.
-    public let bootstrapPort: SendRight
     /// How long each request waits for its reply.
     public let timeout: Duration
-    /// The socket it connected to.
-    public let socketPath: String
+    /// The socket it connected to ("" for a right handed in).
+    public var socketPath: String { link.socketPath }
+    private let link: BootstrapLink
     /// The reply port, replaced after a timeout so a late reply cannot
     /// answer the next request.
     private let replies: Mutex<ReceiveRight>
+    private let session = Mutex<BootstrapSession?>(nil)
 
     /// Connects to the name server at `socketPath` (default:
     /// ``BootstrapAddress/clientPath``) and takes its bootstrap right.
-    /// - Throws: ``BootstrapError/Code/unreachable`` if nothing answers there.
+    /// - Throws: ``BootstrapError/Code/unreachable`` if nothing answers there,
+    ///   ``BootstrapError/Code/overQuota`` if the caller's uid holds as many
+    ///   connections as it may.
     public init(socketPath: String? = nil, timeout: Duration = .seconds(5)) throws(BootstrapError) {
-        let path = socketPath ?? BootstrapAddress.clientPath
-        self.socketPath = path
         self.timeout = timeout
-        let connection: SharedDescriptor
-        do { connection = try UnixSocket.connect(to: path) } catch {
-            throw BootstrapError(.unreachable, "cannot connect to \(path): \(error)")
-        }
-        var welcome: Message
-        do { welcome = try FirstMessage.receive(over: connection, timeout: timeout) } catch {
-            throw BootstrapError(.unreachable, "\(path) did not hand out a bootstrap right: \(error.detail)", underlying: error)
-        }
-        do { bootstrapPort = try welcome.takeSendRight(at: 0) } catch {
-            throw BootstrapError(.badReply, "the welcome message carries no send right", underlying: error)
-        }
+        link = try BootstrapLink(socketPath: socketPath ?? BootstrapAddress.clientPath, timeout: timeout)
         replies = Mutex(ReceiveRight())
     }
 
     /// Uses an existing send right to a bootstrap port (one passed in a
-    /// message, or an in-process server's).
+    /// message, or an in-process server's). Such a client cannot connect
+    /// again if that server goes.
     public init(bootstrapPort: SendRight, timeout: Duration = .seconds(5)) {
-        self.bootstrapPort = bootstrapPort
         self.timeout = timeout
-        self.socketPath = ""
+        link = BootstrapLink(right: bootstrapPort, serverPID: getpid(), timeout: timeout)
         replies = Mutex(ReceiveRight())
     }
+
+    deinit { session.withLock { $0 }?.clientLeft() }
+
+    /// The send right to the bootstrap port in use now (a new one after the
+    /// server restarted).
+    public var bootstrapPort: SendRight { link.current.right }
 
     /// A send right to the service registered or checked in as `name`, in
     /// the caller's own scope or among shared names. A declared name whose
     /// service has not checked in yet is found too: messages wait for it
     /// (and the server asks systemd to start its unit).
-    /// - Throws: ``BootstrapError/Code/notFound``, ``BootstrapError/Code/invalidName``, transport errors.
+    /// - Throws: ``BootstrapError/Code/notFound``, ``BootstrapError/Code/invalidName``,
+    ///   ``BootstrapError/Code/busy`` (its holder does not answer), transport errors.
     public func lookUp(_ name: String) throws(BootstrapError) -> SendRight {
         var reply = try request(BootstrapRequest.lookUp, name: name)
         do { return try reply.takeSendRight(at: 0) } catch {
@@ -76,75 +83,108 @@ public final class BootstrapClient: Sendable {
         }
     }
 
-    /// Claims `name` and returns its receive right, with every message sent
-    /// to it so far. A name not declared is declared now in the caller's
-    /// scope, and removed when the receive right dies; a declared name goes
-    /// back to the server when its holder dies, and waits for the next check-in.
+    /// Claims `name` and returns its receive right: a new port, or the port of
+    /// a declared name with every message sent to it so far. A name not
+    /// declared is declared now in the caller's scope, and removed when the
+    /// receive right dies; a declared name goes back to the server when its
+    /// holder dies, and waits for the next check-in.
     /// - Throws: ``BootstrapError/Code/alreadyActive`` if a live process holds it,
     ///   ``BootstrapError/Code/notPermitted`` for a shared name another uid owns,
-    ///   ``BootstrapError/Code/nameInUse`` if it is registered.
+    ///   ``BootstrapError/Code/nameInUse`` if it is registered,
+    ///   ``BootstrapError/Code/overQuota`` at the uid's limit of names.
     public func checkIn(_ name: String) throws(BootstrapError) -> ReceiveRight {
-        var reply = try request(BootstrapRequest.checkIn, name: name)
-        do { return try reply.takeReceiveRight(at: 0) } catch {
-            throw BootstrapError(.badReply, "check-in reply without a receive right", underlying: error)
+        try BootstrapName.check(name)
+        let session = try ensureSession()
+        guard session.willHold(name, registered: false) else {
+            throw BootstrapError(.alreadyActive, "\(name) is checked in by this process")
         }
+        let offered = ReceiveRight()
+        var reply: Message
+        do { reply = try request(BootstrapRequest.checkIn, name: name, carrying: session.right) } catch {
+            session.dropped(name)
+            throw error
+        }
+        // The server's port when messages already wait in it, else the one made here.
+        let port: ReceiveRight
+        if let waited = try? reply.takeReceiveRight(at: 0) { port = waited } else { port = offered }
+        session.holds(name, key: reply.text, right: port.makeSendRight())
+        return port
     }
 
     /// Publishes `right` as `name` in the caller's scope, until the port dies
-    /// or ``unregister(_:)``.
+    /// or ``unregister(_:)``. This process's session keeps the right and
+    /// answers look-ups with it.
     /// - Throws: ``BootstrapError/Code/nameInUse`` if the name is taken in that scope.
     public func register(_ name: String, _ right: SendRight) throws(BootstrapError) {
-        _ = try request(BootstrapRequest.register, name: name, carrying: right)
+        try BootstrapName.check(name)
+        let session = try ensureSession()
+        guard session.willHold(name, registered: true) else {
+            throw BootstrapError(.nameInUse, "\(name) is held by this process")
+        }
+        let reply: Message
+        do { reply = try request(BootstrapRequest.register, name: name, carrying: session.right) } catch {
+            session.dropped(name)
+            throw error
+        }
+        session.holds(name, key: reply.text, right: right)
     }
 
     /// Removes a name the caller registered or checked in without declaration.
     /// - Throws: ``BootstrapError/Code/notFound``, ``BootstrapError/Code/notPermitted`` (declared names stay).
     public func unregister(_ name: String) throws(BootstrapError) {
         _ = try request(BootstrapRequest.unregister, name: name)
+        session.withLock { $0 }?.dropped(name)
     }
 
-    /// Every name the caller can see: its own scope and the shared names.
+    /// Every name the caller can see: its own scope and the shared names,
+    /// by name (fetched a page at a time: any number of names).
     public func list() throws(BootstrapError) -> [BootstrapEntry] {
-        let reply = try request(BootstrapRequest.list, name: nil)
-        guard let entries = BootstrapEntry.decode(reply.text) else {
-            throw BootstrapError(.badReply, "the listing did not decode")
+        var entries: [BootstrapEntry] = []
+        var cursor: BootstrapListing.Key?
+        while true {
+            let reply = try request(BootstrapRequest.list, body: cursor.map { Array($0.cursor.utf8) } ?? [])
+            guard let page = BootstrapListing.decode(reply.text, after: cursor) else {
+                throw BootstrapError(.badReply, "the listing did not decode")
+            }
+            entries += page.entries
+            guard page.more, let last = page.entries.last else { return entries }
+            cursor = BootstrapListing.key(last)
         }
-        return entries
     }
 
-    private func request(_ id: Int32, name: String?, carrying right: SendRight? = nil) throws(BootstrapError) -> Message {
-        if let name, !BootstrapName.isValid(name) {
-            throw BootstrapError(.invalidName, "\(name.debugDescription) is not a valid service name "
-                                 + "(1–\(BootstrapName.maximumLength) of A–Z a–z 0–9 . _ - : @)")
+    private func ensureSession() throws(BootstrapError) -> BootstrapSession {
+        session.withLock { session in
+            if let existing = session { return existing }
+            let made = BootstrapSession(link: link)
+            session = made
+            return made
         }
-        let timeout = self.timeout
-        let bootstrapPort = self.bootstrapPort
+    }
+
+    private func request(_ id: Int32, name: String, carrying right: SendRight? = nil) throws(BootstrapError) -> Message {
+        try BootstrapName.check(name)
+        return try request(id, body: Array(name.utf8), carrying: right)
+    }
+
+    private func request(_ id: Int32, body: [UInt8], carrying right: SendRight? = nil) throws(BootstrapError) -> Message {
+        let link = self.link
         let outcome = replies.withLock { replies -> Result<Message, BootstrapError> in
-            var message = Message(id: id, text: name ?? "")
-            if let right { message.attach(right) }
-            let reply = replies.makeSendOnceRight()
-            message.setReplyRight(reply)
-            do throws(PortError) { try bootstrapPort.send(message, timeout: timeout) } catch {
-                return .failure(BootstrapError(.unreachable, "the name server is gone: \(error.detail)", underlying: error))
-            }
-            do throws(PortError) {
-                return .success(try replies.receive(timeout: timeout))
+            do throws(BootstrapError) {
+                return .success(try link.exchange(id, body: body, carrying: right, replies: &replies))
             } catch {
-                replies = ReceiveRight()
-                if error.code == .timedOut {
-                    return .failure(BootstrapError(.timedOut, "no reply within \(timeout)", underlying: error))
-                }
-                return .failure(BootstrapError(.unreachable, "receiving the reply: \(error.detail)", underlying: error))
+                return .failure(error)
             }
         }
-        let reply = try outcome.get()
-        // A dead server's send-once connection closes unused: a send-once notification.
-        if reply.notification != nil {
-            throw BootstrapError(.unreachable, "the name server dropped the request")
+        return try outcome.get()
+    }
+}
+
+extension BootstrapName {
+    /// Throws ``BootstrapError/Code/invalidName`` unless `name` is valid.
+    static func check(_ name: String) throws(BootstrapError) {
+        guard isValid(name) else {
+            throw BootstrapError(.invalidName, "\(name.debugDescription) is not a valid service name "
+                                 + "(1–\(maximumLength) of A–Z a–z 0–9 . _ - : @)")
         }
-        guard reply.id == 0 else {
-            throw BootstrapError(.fromWire(reply.id), reply.text.isEmpty ? "refused" : reply.text)
-        }
-        return reply
     }
 }

@@ -46,6 +46,17 @@ package enum UnixSocket {
         return SharedDescriptor(taking: fd)
     }
 
+    /// The uid of the process at the other end of a connected socket, as the
+    /// kernel recorded it when that process connected (`SO_PEERCRED`); nil if
+    /// the socket is gone.
+    package static func peerUID(_ fd: CInt) -> uid_t? {
+        var credentials = charbor_ucred(pid: 0, uid: 0, gid: 0)
+        var length = socklen_t(MemoryLayout<charbor_ucred>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0,
+              length == socklen_t(MemoryLayout<charbor_ucred>.size) else { return nil }
+        return credentials.uid
+    }
+
     /// Whether `fd` is a listening `SOCK_SEQPACKET` socket (what socket activation must pass).
     package static func isListeningSeqPacket(_ fd: CInt) -> Bool {
         var type: CInt = 0

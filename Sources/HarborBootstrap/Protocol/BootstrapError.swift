@@ -10,7 +10,7 @@ import HarborPorts
 ///
 /// **Darwin equivalent:** the `BOOTSTRAP_*` return codes of `bootstrap.h`
 /// (`BOOTSTRAP_UNKNOWN_SERVICE`, `BOOTSTRAP_NAME_IN_USE`,
-/// `BOOTSTRAP_SERVICE_ACTIVE`, `BOOTSTRAP_NOT_PRIVILEGED`).
+/// `BOOTSTRAP_SERVICE_ACTIVE`, `BOOTSTRAP_NOT_PRIVILEGED`, `BOOTSTRAP_NO_MEMORY`).
 public struct BootstrapError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure. Codes 1–99 travel on the wire (the reply's id).
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -30,6 +30,13 @@ public struct BootstrapError: Error, Sendable, CustomStringConvertible {
         public static let invalidName = Code(5)
         /// The request itself was malformed (unknown id, missing right or reply right).
         public static let badRequest = Code(6)
+        /// The caller's uid is at one of its limits (names, clients, sessions,
+        /// waiting messages, descriptors: Docs/harbord.md); others are unaffected.
+        /// `BOOTSTRAP_NO_MEMORY`.
+        public static let overQuota = Code(7)
+        /// The name's holder did not take the look-up (its session's queue is
+        /// full): it is alive but not answering.
+        public static let busy = Code(8)
         /// The name server could not be reached (no socket, refused, it died).
         public static let unreachable = Code(100)
         /// No reply came in time.
@@ -39,7 +46,7 @@ public struct BootstrapError: Error, Sendable, CustomStringConvertible {
 
         /// The code a reply id stands for (unknown numbers become ``badReply``).
         package static func fromWire(_ value: Int32) -> Code {
-            (1...6).contains(value) ? Code(value) : .badReply
+            (1...8).contains(value) ? Code(value) : .badReply
         }
 
         public var description: String {
@@ -50,6 +57,8 @@ public struct BootstrapError: Error, Sendable, CustomStringConvertible {
             case 4: "not permitted"
             case 5: "invalid name"
             case 6: "bad request"
+            case 7: "over quota"
+            case 8: "holder busy"
             case 100: "name server unreachable"
             case 101: "timed out"
             case 102: "bad reply"

@@ -1,20 +1,42 @@
 // Harbor — the bootstrap protocol's message ids, names and listing format (Docs/Bootstrap.md).
 
-/// The requests a client sends to the bootstrap port, as message ids, and
-/// the rules both sides check. Every request carries a reply right; the
-/// reply's id is 0 on success, else a ``BootstrapError/Code`` number with a
-/// one-line reason as its text.
+/// The requests a client sends to its bootstrap port, as message ids, and
+/// the rules both sides check. Every request carries a reply right (except
+/// ``gone``); the reply's id is 0 on success, else a ``BootstrapError/Code``
+/// number with a one-line reason as its text.
+///
+/// Ports live with their services: the server keeps no right to a port a
+/// service holds. A process that checks names in or registers them has a
+/// **session** (`BootstrapSession`): a port of its own, whose send right
+/// rides as right 0 of those requests, through which the server forwards
+/// look-ups of its names.
 package enum BootstrapRequest {
-    /// Body: the name. Reply: right 0 is a send right.
+    /// Body: the name. Reply: right 0 is a send right (from the server for a
+    /// waiting name, from the holder's session otherwise).
     package static let lookUp: Int32 = 0x4842_0001
-    /// Body: the name. Reply: right 0 is the name's receive right.
+    /// Body: the name; right 0: the caller's session right. Reply: empty (the
+    /// port the caller made is the name's port from now on), or right 0 is
+    /// the receive right of a declared name that messages already wait in.
     package static let checkIn: Int32 = 0x4842_0002
-    /// Body: the name; right 0: the send right to publish. Reply: empty.
+    /// Body: the name; right 0: the caller's session right (its session keeps
+    /// the send right it publishes). Reply: empty.
     package static let register: Int32 = 0x4842_0003
     /// Body: the name. Reply: empty.
     package static let unregister: Int32 = 0x4842_0004
-    /// Body: empty. Reply: the listing (``BootstrapEntry/encode(_:)``).
+    /// Body: empty for the first page, else the cursor of the reply before
+    /// (``BootstrapListing``). Reply: one page of the listing.
     package static let list: Int32 = 0x4842_0005
+    /// Session to server: body the name; right 0: the session right. The
+    /// name's port is gone. A reply right, if any, belongs to a look-up the
+    /// session could not answer: the server answers it now.
+    package static let gone: Int32 = 0x4842_0006
+}
+
+/// What the server sends to a session.
+package enum BootstrapSessionRequest {
+    /// Body: the name; the reply right is the asker's: answer it with right 0
+    /// a send right to the name's port.
+    package static let lookUp: Int32 = 0x4842_0101
 }
 
 /// The message id `harbor ping` sends (with a send-once reply right); a

@@ -1,21 +1,25 @@
-// Harbor — the name server's requests: look up, check in, register, unregister, list; and deaths.
+// Harbor — the name server's requests: look up, check in, register, unregister, list, gone.
 import Glibc
 import HarborPorts
 
 extension BootstrapServer {
     func handle(_ message: consuming Message) {
-        if let notification = message.notification {
-            if case .deadName(let port) = notification { portDied(port) }
+        // Only the runtime makes notifications, and none is asked for on a bootstrap port.
+        if message.notification != nil { return }
+        // P11: the kernel's word on which process delivered the request. A
+        // relay's claim (`claimedOriginalSender`) never decides anything here.
+        let sender = message.trailer.sender
+        let id = message.id
+        if id == BootstrapRequest.gone {
+            gone(&message, from: sender)
             return
         }
         guard message.hasReplyRight else {
-            log(.debug, "dropped message \(message.id) without a reply right from \(message.trailer.sender)")
+            log(.debug, "dropped message \(id) without a reply right from \(sender)")
             return
         }
-        let sender = message.trailer.sender
-        let id = message.id
         if id == BootstrapRequest.list {
-            reply(&message, .success(listing(for: sender.uid)))
+            list(&message, for: sender)
             return
         }
         guard id == BootstrapRequest.lookUp || id == BootstrapRequest.checkIn
@@ -43,25 +47,65 @@ extension BootstrapServer {
             refuse(&request, BootstrapError(.notFound, "no service named \(name) for uid \(sender.uid)"))
             return
         }
-        if entry.held != nil, let unit = entry.unit, !entry.unitRequested {
-            entry.unitRequested = true
-            activate(unit, for: name)
+        answerLookUp(of: entry, &request, for: sender)
+    }
+
+    /// A waiting name's port, or the look-up forwarded to the holder's session.
+    func answerLookUp(of entry: NameEntry, _ request: inout Message, for sender: ProcessIdentity) {
+        if entry.waiting != nil {
+            handOut(entry, &request, to: sender)
+            return
         }
-        var answer = Message(id: 0)
-        answer.attach(entry.send)
-        send(answer, replyingTo: &request)
+        guard let sessionName = entry.session, let session = sessions[sessionName],
+              let reply = request.takeReplyRight() else {
+            refuse(&request, BootstrapError(.notFound, "no service named \(entry.key.name) for uid \(sender.uid)"))
+            return
+        }
+        var forwarded = Message(id: BootstrapSessionRequest.lookUp, text: BootstrapListing.key(entry.listing).cursor)
+        switch consume reply {
+        case .send(let right): forwarded.setReplyRight(right)
+        case .sendOnce(let right): forwarded.setReplyRight(right)
+        }
+        do throws(PortError) {
+            try session.right.send(forwarded, timeout: .zero)
+        } catch {
+            guard var back = error.takeUndeliveredMessage() else { return }
+            if error.code == .deadName {
+                // Its process is gone: the name is waiting again, or gone.
+                sessionDied(sessionName)
+                if let again = entries[entry.key], again.waiting != nil {
+                    handOut(again, &back, to: sender)
+                } else {
+                    refuse(&back, BootstrapError(.notFound, "\(entry.key.name) is gone: its holder exited"))
+                }
+            } else {
+                refuse(&back, BootstrapError(.busy, "the holder of \(entry.key.name) (pid \(session.pid)) is not taking look-ups"))
+            }
+        }
     }
 
     private func checkIn(_ name: String, _ request: inout Message, from sender: ProcessIdentity) {
+        let session: Session
+        switch sessionOf(&request, for: sender) {
+        case .success(let found): session = found
+        case .failure(let error):
+            refuse(&request, error)
+            return
+        }
         var entry = visibleEntry(name, for: sender.uid)
         if let found = entry, found.key.scope == .shared, found.owner != sender.uid {
             refuse(&request, BootstrapError(.notPermitted, "\(name) is shared and only uid \(found.owner) may check it in"))
             return
         }
         if entry == nil {
+            if let refusal = admitName(for: sender.uid) {
+                refuse(&request, refusal)
+                return
+            }
             let key = NameKey(scope: .user(sender.uid), name: name)
             let created = NameEntry(key: key, origin: .checkedIn, owner: sender.uid, unit: nil)
             entries[key] = created
+            charge(sender.uid) { $0.names += 1 }
             entry = created
         }
         guard let entry else { return }
@@ -69,36 +113,58 @@ extension BootstrapServer {
             refuse(&request, BootstrapError(.nameInUse, "\(name) is registered by pid \(entry.pid ?? 0)"))
             return
         }
-        guard let port = entry.held.take() else {
+        let cursor = BootstrapListing.key(entry.listing).cursor
+        if entry.session == session.right.name {
+            // Its own session again (it asks once more after a lost reply or a restart).
+            send(Message(id: 0, text: cursor), replyingTo: &request)
+            return
+        }
+        if entry.session != nil {
             refuse(&request, BootstrapError(.alreadyActive, "\(name) is checked in by pid \(entry.pid ?? 0)"))
             return
         }
-        let queued = port.status.queuedMessages
-        var answer = Message(id: 0)
-        answer.attach(port)
-        entry.pid = sender.pid
+        var answer = Message(id: 0, text: cursor)
+        var waited = 0
+        if let waiting = entry.waiting {
+            entry.waiting = nil
+            if let port = handOver(waiting) {
+                waited = port.status.queuedMessages
+                answer.attach(port)
+            }
+        }
+        hold(entry, in: session, pid: sender.pid)
         entry.unitRequested = true
         send(answer, replyingTo: &request)
-        watchForDeath(entry)
         log(.info, "checked in \(name) (\(entry.key.scope), pid \(sender.pid)"
-            + (queued > 0 ? ", \(queued) message\(queued == 1 ? "" : "s") waiting)" : ")"))
+            + (waited > 0 ? ", \(waited) message\(waited == 1 ? "" : "s") waiting)" : ")"))
     }
 
     private func register(_ name: String, _ request: inout Message, from sender: ProcessIdentity) {
-        let right: SendRight
-        do { right = try request.takeSendRight(at: 0) } catch {
-            refuse(&request, BootstrapError(.badRequest, "register needs a send right as right 0"))
+        let session: Session
+        switch sessionOf(&request, for: sender) {
+        case .success(let found): session = found
+        case .failure(let error):
+            refuse(&request, error)
             return
         }
         let key = NameKey(scope: .user(sender.uid), name: name)
         if let existing = entries[key], isAlive(existing) {
+            if existing.origin == .registered && existing.session == session.right.name {
+                send(Message(id: 0, text: BootstrapListing.key(existing.listing).cursor), replyingTo: &request)
+                return
+            }
             refuse(&request, BootstrapError(.nameInUse, "\(name) is already \(existing.state) in uid \(sender.uid)'s scope"))
             return
         }
-        let entry = NameEntry(key: key, registering: right, owner: sender.uid, pid: sender.pid)
+        if let refusal = admitName(for: sender.uid) {
+            refuse(&request, refusal)
+            return
+        }
+        let entry = NameEntry(key: key, origin: .registered, owner: sender.uid, unit: nil)
         entries[key] = entry
-        send(Message(id: 0), replyingTo: &request)
-        watchForDeath(entry)
+        charge(sender.uid) { $0.names += 1 }
+        hold(entry, in: session, pid: sender.pid)
+        send(Message(id: 0, text: BootstrapListing.key(entry.listing).cursor), replyingTo: &request)
         log(.info, "registered \(name) (\(key.scope), pid \(sender.pid))")
     }
 
@@ -117,87 +183,93 @@ extension BootstrapServer {
         log(.info, "unregistered \(name) (\(key.scope), pid \(sender.pid))")
     }
 
-    private func listing(for uid: uid_t) -> String {
+    /// One page of the names `sender`'s uid can see (its own and the shared ones).
+    private func list(_ request: inout Message, for sender: ProcessIdentity) {
+        var cursor: BootstrapListing.Key?
+        if !request.body.isEmpty {
+            guard let parsed = BootstrapListing.Key(cursor: request.body) else {
+                refuse(&request, BootstrapError(.badRequest, "the listing cursor is malformed"))
+                return
+            }
+            cursor = parsed
+        }
+        let uid = sender.uid
         let visible = entries.values.filter { entry in
             (entry.key.scope == .shared || entry.key.scope == .user(uid)) && isAlive(entry)
         }
-        return BootstrapEntry.encode(visible.map(\.listing).sorted { ($0.name, "\($0.scope)") < ($1.name, "\($1.scope)") })
+        let sorted = visible.map(\.listing).sorted { BootstrapListing.key($0) < BootstrapListing.key($1) }
+        send(Message(id: 0, text: BootstrapListing.page(sorted, after: cursor)), replyingTo: &request)
     }
 
-    // MARK: Names and deaths
-
-    /// The caller's own name, else a shared one; dead holders are dealt with first.
-    private func visibleEntry(_ name: String, for uid: uid_t) -> NameEntry? {
-        for scope in [BootstrapEntry.Scope.user(uid), .shared] {
-            if let entry = entries[NameKey(scope: scope, name: name)], isAlive(entry) { return entry }
+    /// A session says a name's port is gone (or it could not answer a look-up
+    /// of it, whose reply right it passes back). Believed only for a name
+    /// that session holds, from a process of the session's uid.
+    private func gone(_ message: inout Message, from sender: ProcessIdentity) {
+        let right = try? message.takeSendRight(at: 0)
+        guard let right, let session = sessions[right.name], session.uid == sender.uid,
+              let key = BootstrapListing.Key(cursor: message.body) else {
+            if message.hasReplyRight { refuse(&message, BootstrapError(.notFound, "no such name held by that session")) }
+            return
         }
-        return nil
-    }
-
-    /// Whether the entry still stands after checking its holder (a holder
-    /// that died but whose notification is still queued is handled now, so
-    /// a request after a death never sees the dead port).
-    private func isAlive(_ entry: NameEntry) -> Bool {
-        if entry.held == nil && entry.send.isDead { holderDied(entry) }
-        return entries[entry.key] === entry
-    }
-
-    private func watchForDeath(_ entry: NameEntry) {
-        byPort[entry.send.name] = entry.key
-        entry.send.requestDeadNameNotification(to: bootstrap.makeSendOnceRight())
-    }
-
-    private func portDied(_ port: PortName) {
-        guard let key = byPort[port], let entry = entries[key], entry.held == nil, entry.send.name == port else { return }
-        holderDied(entry)
-        reportIfChanged()
-    }
-
-    private func holderDied(_ entry: NameEntry) {
-        byPort[entry.send.name] = nil
-        let who = entry.pid.map { "pid \($0)" } ?? "its holder"
-        switch entry.origin {
-        case .declared:
-            entry.recreate()
-            log(.notice, "\(entry.key.name) (\(entry.key.scope)): \(who) is gone; the name waits for the next check-in")
-        case .checkedIn, .registered:
-            entries[entry.key] = nil
-            log(.info, "\(entry.key.name) (\(entry.key.scope)): \(who) is gone; name removed")
+        let nameKey = NameKey(scope: key.scope, name: key.name)
+        if let entry = entries[nameKey], entry.session == right.name { holderGone(entry) }
+        guard message.hasReplyRight else { return }
+        // The look-up it could not answer: answered as if the session's own
+        // process had asked (only a name its uid can see), by whoever holds
+        // the name now, or with the port it waits in again.
+        if nameKey.scope == .shared || nameKey.scope == .user(sender.uid), let entry = entries[nameKey], isAlive(entry),
+           entry.session != right.name {
+            answerLookUp(of: entry, &message, for: sender)
+        } else {
+            refuse(&message, BootstrapError(.notFound, "\(key.name) is gone: its port died"))
         }
     }
 
-    private func remove(_ entry: NameEntry) {
-        byPort[entry.send.name] = nil
-        entries[entry.key] = nil
+    // MARK: Sessions
+
+    /// The session whose send right is right 0 of `request`, recorded on its
+    /// first use (it must belong to the sender's uid, and the server must
+    /// not hold its receive right).
+    private func sessionOf(_ request: inout Message, for sender: ProcessIdentity) -> Result<Session, BootstrapError> {
+        guard let right = try? request.takeSendRight(at: 0) else {
+            return .failure(BootstrapError(.badRequest, "the request needs the caller's session right as right 0"))
+        }
+        if let known = sessions[right.name] {
+            guard known.uid == sender.uid else {
+                return .failure(BootstrapError(.notPermitted, "that session belongs to uid \(known.uid)"))
+            }
+            return .success(known)
+        }
+        guard !isServerPort(right.name), !right.isDead else {
+            return .failure(BootstrapError(.badRequest, "right 0 is not a session right"))
+        }
+        let count = charges[sender.uid]?.sessions ?? 0
+        if count >= quotas.sessionsPerUser {
+            return .failure(BootstrapError(.overQuota, "uid \(sender.uid) has \(count) sessions, its limit"))
+        }
+        if let refusal = admit(sender.uid, descriptors: 2, for: "a session") { return .failure(refusal) }
+        let session = Session(right: right, uid: sender.uid, pid: sender.pid)
+        sessions[right.name] = session
+        charge(sender.uid) { $0.sessions += 1 }
+        right.requestDeadNameNotification(to: notices.makeSendOnceRight())
+        return .success(session)
     }
 
-    private func activate(_ unit: String, for name: String) {
-        guard let loop else { return }
-        let log = self.log
-        let started = starter.start(unit, loop: loop, mode: mode) { succeeded, outcome in
-            log(succeeded ? .info : .warning, "activating \(unit) for \(name): \(outcome)")
-        }
-        if !started {
-            log(.notice, "\(name) is not checked in; its unit \(unit) was not started (no systemd here)")
-        }
+    private func admitName(for uid: uid_t) -> BootstrapError? {
+        let count = charges[uid]?.names ?? 0
+        guard count >= quotas.namesPerUser else { return nil }
+        return BootstrapError(.overQuota, "uid \(uid) has \(count) names, its limit")
     }
 
     // MARK: Replies
 
-    private func send(_ answer: consuming Message, replyingTo request: inout Message) {
+    func send(_ answer: consuming Message, replyingTo request: inout Message) {
         do { try request.reply(answer, timeout: .zero) } catch {
             log(.debug, "reply to pid \(request.trailer.sender.pid) failed: \(error.detail)")
         }
     }
 
-    private func refuse(_ request: inout Message, _ error: BootstrapError) {
+    func refuse(_ request: inout Message, _ error: BootstrapError) {
         send(Message(id: error.code.rawValue, text: error.detail), replyingTo: &request)
-    }
-
-    private func reply(_ request: inout Message, _ result: Result<String, BootstrapError>) {
-        switch result {
-        case .success(let text): send(Message(id: 0, text: text), replyingTo: &request)
-        case .failure(let error): refuse(&request, error)
-        }
     }
 }

@@ -1,4 +1,4 @@
-// Harbor — the name server: the listening socket, the bootstrap port and the table of names.
+// Harbor — the name server: the listening socket, the per-uid bootstrap ports and the table of names.
 import CHarborLinux
 import Glibc
 import HarborPorts
@@ -7,15 +7,21 @@ import HarborRunLoop
 /// The bootstrap name server (what `harbord` runs), on a run loop.
 ///
 /// It listens on an `AF_UNIX` `SOCK_SEQPACKET` socket; each connection gets
-/// a send right to the bootstrap port and is closed. Requests to that port
-/// look up, check in, register, unregister and list names (Docs/Bootstrap.md).
-/// Names live in the caller's uid's scope (the uid the kernel attached to
-/// the request), except names the policy shares. Declared names get their
-/// receive right at start-up, so messages sent before their service starts
-/// wait for it; a check-in moves the right, queue and all, to the service.
+/// a send right to the bootstrap port of its uid (from `SO_PEERCRED`) and is
+/// closed. Requests to those ports look up, check in, register, unregister
+/// and list names (Docs/Bootstrap.md). Every decision rests on the identity
+/// the kernel attached to the request (`trailer.sender`), never on bytes or
+/// on what a relay claims. Names live in the caller's uid's scope, except
+/// names the policy shares. Declared names get their port at start-up, so
+/// messages sent before their service starts wait for it; a check-in moves
+/// the port, with them, to the service. The server keeps no right to a port
+/// a service holds: look-ups go through the holder's session.
 ///
-/// **Cost:** per request, one message in and one reply out (plus a socket
-/// pair per right it hands out). Idle, it costs nothing: one epoll wait.
+/// What a uid can make the server hold is bounded (``BootstrapQuotas``).
+///
+/// **Cost:** per request, one message in and one reply out (a look-up of a
+/// held name: one message on to the holder's session, which answers).
+/// Idle, it costs nothing: one epoll wait.
 /// **Thread safety:** make it on any thread; ``start(on:mode:)``,
 /// ``stop()`` and ``summary`` on the loop's thread, where it runs.
 /// **Darwin equivalent:** launchd's bootstrap server.
@@ -43,39 +49,49 @@ public final class BootstrapServer: @unchecked Sendable {
     public struct Summary: Sendable, Hashable, CustomStringConvertible {
         /// Names in the table.
         public var names: Int
-        /// Send rights to the bootstrap port alive (one per connected process, roughly).
+        /// Connections to the bootstrap ports (one per connected process, roughly).
         public var clients: Int
         public var description: String { "serving \(names) names, \(clients) clients" }
     }
 
     /// The path it listens on, when it bound one itself.
     public let socketPath: String?
+    /// The limits it enforces.
+    public let quotas: BootstrapQuotas
     /// Called on the loop's thread after each batch of requests with the new counts.
     public var onChange: (@Sendable (Summary) -> Void)?
 
-    let bootstrap = ReceiveRight()
     let log: @Sendable (LogLevel, String) -> Void
     let starter: UnitStarter
-    private let listener: SharedDescriptor
-    private var watches: [DescriptorWatch] = []
+    let listener: SharedDescriptor
+    /// Notifications the server asked for: dead sessions, idle uid ports.
+    let notices = ReceiveRight()
+    var watches: [DescriptorWatch] = []
+    var users: [uid_t: UserPort] = [:]
+    var userByPort: [PortName: uid_t] = [:]
+    var sessions: [PortName: Session] = [:]
+    var charges: [uid_t: UserCharges] = [:]
     var entries: [NameKey: NameEntry] = [:]
-    /// Which name a dead-name notification is about.
-    var byPort: [PortName: NameKey] = [:]
+    var budget: DescriptorBudget
+    /// Waiting ports with senders in other processes: about three descriptors each, the server's own.
+    var watchedWaitingPorts = 0
     var loop: Loop?
     var mode: LoopMode = .default
     private var lastSummary: Summary?
 
     /// Opens the endpoint and declares the policy's names.
     /// - Parameters:
+    ///   - quotas: what one uid may make the server hold.
     ///   - unitStarter: the program run as `PROGRAM start --no-block UNIT` to
     ///     activate a declared name's unit; nil: `systemctl` when systemd runs.
     ///   - log: receives one line per event, from the loop's thread.
     /// - Throws: ``BootstrapError/Code/unreachable`` if it cannot listen.
     public init(
-        endpoint: Endpoint, policy: BootstrapPolicy = BootstrapPolicy(), unitStarter: String? = nil,
-        log: @escaping @Sendable (LogLevel, String) -> Void = { _, _ in }
+        endpoint: Endpoint, policy: BootstrapPolicy = BootstrapPolicy(), quotas: BootstrapQuotas = BootstrapQuotas(),
+        unitStarter: String? = nil, log: @escaping @Sendable (LogLevel, String) -> Void = { _, _ in }
     ) throws(BootstrapError) {
         self.log = log
+        self.quotas = quotas
         starter = UnitStarter(override: unitStarter)
         switch endpoint {
         case .adopted(let fd):
@@ -90,10 +106,12 @@ public final class BootstrapServer: @unchecked Sendable {
             listener = try Self.bind(path)
             socketPath = path
         }
-        do { try bootstrap.setQueueLimit(256) } catch {}
+        budget = DescriptorBudget(quotas: quotas)
         for declaration in policy.declarations {
             let key = NameKey(scope: declaration.isShared ? .shared : .user(declaration.owner), name: declaration.name)
-            entries[key] = NameEntry(key: key, origin: .declared, owner: declaration.owner, unit: declaration.unit)
+            let entry = NameEntry(key: key, origin: .declared, owner: declaration.owner, unit: declaration.unit)
+            entry.waiting = WaitingPort()
+            entries[key] = entry
         }
     }
 
@@ -102,21 +120,23 @@ public final class BootstrapServer: @unchecked Sendable {
     public func start(on loop: Loop, mode: LoopMode = .default) throws(BootstrapError) {
         self.loop = loop
         self.mode = mode
-        let portDescriptor: CInt
-        do { portDescriptor = try bootstrap.withReadinessDescriptor { $0 } } catch {
-            throw BootstrapError(.unreachable, "the bootstrap port has no readiness descriptor: \(error)")
+        let noticeDescriptor: CInt
+        do { noticeDescriptor = try notices.withReadinessDescriptor { $0 } } catch {
+            throw BootstrapError(.unreachable, "the notification port has no readiness descriptor: \(error)")
         }
         guard let accepting = DescriptorWatch(listener.rawValue, loop: loop, mode: mode, label: "bootstrap socket", { [unowned self] in
                   self.acceptConnections()
               }),
-              let serving = DescriptorWatch(portDescriptor, loop: loop, mode: mode, label: "bootstrap port", { [unowned self] in
-                  self.serveRequests()
+              let noticing = DescriptorWatch(noticeDescriptor, loop: loop, mode: mode, label: "bootstrap notices", { [unowned self] in
+                  self.serveNotices()
               }) else {
             throw BootstrapError(.badRequest, "start(on:) must run on the loop's own thread, in a named mode")
         }
-        watches = [accepting, serving]
+        watches = [accepting, noticing]
+        budget = DescriptorBudget(quotas: quotas)
         let declared = entries.count
-        log(.info, "listening on \(socketPath ?? "a passed socket"); \(declared) declared name\(declared == 1 ? "" : "s")"
+        log(.info, "listening on \(socketPath ?? "a passed socket"); \(declared) declared name\(declared == 1 ? "" : "s"); "
+            + "descriptors: limit \(budget.limit), reserve \(budget.reserve)"
             + (starter.program == nil ? "; no systemd: look-ups will not start units" : ""))
         reportIfChanged()
     }
@@ -126,20 +146,26 @@ public final class BootstrapServer: @unchecked Sendable {
     public func stop() {
         for watch in watches { watch.invalidate() }
         watches = []
+        for user in users.values { user.watch?.invalidate() }
+        for entry in entries.values { entry.waiting?.watch?.invalidate() }
         let count = entries.count
         entries = [:]
-        byPort = [:]
+        sessions = [:]
+        users = [:]
+        userByPort = [:]
+        charges = [:]
         if let socketPath { unlink(socketPath) }
         log(.info, "stopped; released \(count) name\(count == 1 ? "" : "s")")
     }
 
     /// The current counts (loop's thread).
     public var summary: Summary {
-        Summary(names: entries.count, clients: bootstrap.status.sendRights)
+        Summary(names: entries.count, clients: users.values.reduce(0) { $0 + $1.clients })
     }
 
-    /// A send right to the bootstrap port, for a client in this process.
-    public func makeBootstrapRight() -> SendRight { bootstrap.makeSendRight() }
+    /// A send right to the bootstrap port of this process's uid, for a client
+    /// in this process (loop's thread).
+    public func makeBootstrapRight() -> SendRight? { userPort(for: geteuid())?.port.makeSendRight() }
 
     func reportIfChanged() {
         let current = summary
@@ -147,35 +173,6 @@ public final class BootstrapServer: @unchecked Sendable {
             lastSummary = current
             onChange?(current)
         }
-    }
-
-    // MARK: Connections
-
-    private func acceptConnections() {
-        for _ in 0..<64 {
-            let connection: SharedDescriptor
-            do {
-                guard let accepted = try UnixSocket.accept(on: listener.rawValue) else { break }
-                connection = accepted
-            } catch {
-                log(.warning, "accept: \(error)")
-                break
-            }
-            var welcome = Message(id: 0, text: "harbor bootstrap")
-            welcome.attach(bootstrap.makeSendRight())
-            do { try FirstMessage.send(welcome, over: connection, timeout: .zero) } catch {
-                log(.debug, "a client left before its bootstrap right was sent: \(error.detail)")
-            }
-        }
-        reportIfChanged()
-    }
-
-    private func serveRequests() {
-        for _ in 0..<64 {
-            guard let message = bootstrap.tryReceive() else { break }
-            handle(message)
-        }
-        reportIfChanged()
     }
 
     // MARK: The socket

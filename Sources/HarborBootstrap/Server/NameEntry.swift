@@ -1,4 +1,4 @@
-// Harbor — one name the server knows: who sees it, who may claim it, where its port is.
+// Harbor — what the name server keeps: names, the ports of waiting names, sessions, per-uid ports.
 import Glibc
 import HarborPorts
 
@@ -8,16 +8,21 @@ struct NameKey: Hashable {
     var name: String
 }
 
-/// One name and its port. Confined to the server loop's thread.
+/// One name. Confined to the server loop's thread.
+///
+/// A name costs the server no descriptor while a service holds it: the
+/// service's session answers look-ups of it. Only a declared name waiting
+/// for its service has a port here (``WaitingPort``).
 final class NameEntry {
     /// How the name came to be, which decides what its holder's death does.
     enum Origin {
         /// From the policy file: when the holder dies the server makes a new
-        /// receive right and messages wait for the next check-in.
+        /// port and messages wait for the next check-in.
         case declared
         /// Checked in without a declaration: removed when the holder dies.
         case checkedIn
-        /// A send right a process registered: removed when its port dies.
+        /// A send right a process registered: removed when its session says
+        /// the port died, or the session ends.
         case registered
     }
 
@@ -26,51 +31,98 @@ final class NameEntry {
     /// The uid that may check it in.
     let owner: uid_t
     let unit: String?
-    /// The receive right while no service holds it (state `waiting`).
-    var held: ReceiveRight?
-    /// A send right to the port; look-ups hand out copies.
-    var send: SendRight
+    /// The port messages wait in while no service holds the name (declared names).
+    var waiting: WaitingPort?
+    /// The session answering for the name (checked in or registered).
+    var session: PortName?
     /// The process that checked it in or registered it.
     var pid: pid_t?
     /// Whether a look-up already asked systemd to start `unit`.
     var unitRequested = false
 
-    /// A name whose receive right the server holds until its service checks in.
     init(key: NameKey, origin: Origin, owner: uid_t, unit: String?) {
         self.key = key
         self.origin = origin
         self.owner = owner
         self.unit = unit
-        let port = ReceiveRight()
-        send = port.makeSendRight()
-        held = .some(port)
     }
 
-    /// A registered name: a send right a process published.
-    init(key: NameKey, registering right: SendRight, owner: uid_t, pid: pid_t) {
-        self.key = key
-        origin = .registered
-        self.owner = owner
-        unit = nil
-        send = right
-        self.pid = pid
-    }
+    /// Whether it counts against its owner's name quota (declared names are the policy's).
+    var isCounted: Bool { origin != .declared }
 
     var state: BootstrapEntry.State {
-        if held != nil { return .waiting }
+        if waiting != nil || session == nil { return .waiting }
         return origin == .registered ? .registered : .active
-    }
-
-    /// The port went back to the server: a fresh one waits for the next check-in.
-    func recreate() {
-        let port = ReceiveRight()
-        send = port.makeSendRight()
-        held = .some(port)
-        pid = nil
-        unitRequested = false
     }
 
     var listing: BootstrapEntry {
         BootstrapEntry(name: key.name, scope: key.scope, state: state, unit: unit, pid: pid)
     }
+}
+
+/// The port of a declared name no service holds. Messages sent to it are
+/// taken out as they arrive (so each is charged to its sender's uid and a
+/// connection that closed is let go) and kept, in order, until a service
+/// checks the name in; then they go back into the port and the port moves.
+final class WaitingPort {
+    /// The port; taken when a service checks the name in.
+    var port: ReceiveRight?
+    /// The send right look-ups hand out copies of.
+    let send: SendRight
+    /// Watches the port once a send right to it was handed out.
+    var watch: DescriptorWatch?
+    /// Messages taken out, oldest first, each with the uid it is charged to.
+    var pending: [PendingMessage] = []
+    /// Processes that were handed a send right, and their uids: a handed-out
+    /// right costs this process one connection until that process is gone.
+    var handedOut: [pid_t: uid_t] = [:]
+
+    init() {
+        let made = ReceiveRight()
+        send = made.makeSendRight()
+        port = .some(made)
+    }
+}
+
+/// A message waiting for a declared name's service.
+final class PendingMessage {
+    var message: Message?
+    /// Whom it is charged to.
+    let uid: uid_t
+    /// Descriptors it may hold here (its rights and regions).
+    let descriptors: Int
+
+    init(_ message: consuming Message, uid: uid_t, descriptors: Int) {
+        self.message = .some(message)
+        self.uid = uid
+        self.descriptors = descriptors
+    }
+}
+
+/// A process's session: the server's one right to it, through which look-ups
+/// of every name it holds are forwarded (Docs/Bootstrap.md).
+final class Session {
+    let right: SendRight
+    let uid: uid_t
+    var pid: pid_t
+    var names: Set<NameKey> = []
+
+    init(right: SendRight, uid: uid_t, pid: pid_t) {
+        self.right = right
+        self.uid = uid
+        self.pid = pid
+    }
+}
+
+/// A uid's own bootstrap port: its processes' connections, its requests'
+/// queue. One uid cannot fill another's queue or hold another's connections.
+final class UserPort {
+    let uid: uid_t
+    let port = ReceiveRight()
+    var watch: DescriptorWatch?
+
+    init(uid: uid_t) { self.uid = uid }
+
+    /// Connections from other processes (and rights in this one) to it.
+    var clients: Int { port.status.sendRights }
 }

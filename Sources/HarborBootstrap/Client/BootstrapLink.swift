@@ -1,0 +1,122 @@
+// Harbor — a client's link to the name server: its bootstrap right, who serves it, connecting again.
+import Glibc
+import HarborPorts
+import Synchronization
+
+/// The bootstrap right a process uses now, shared by its `BootstrapClient`
+/// and its session, and replaced when the server restarts on the same
+/// socket (a new server, new ports: the old right is a dead name).
+///
+/// **Thread safety:** any thread.
+final class BootstrapLink: Sendable {
+    /// What the link is now.
+    struct Current: Sendable {
+        /// A send right to the caller's uid's bootstrap port.
+        var right: SendRight
+        /// The server's pid, as the kernel reported it on the welcome (a
+        /// session takes forwarded look-ups from that process only).
+        var serverPID: pid_t
+        /// Bumped on each reconnection.
+        var generation: Int
+    }
+
+    /// The socket, or "" for a right handed in (no way to connect again).
+    let socketPath: String
+    let timeout: Duration
+    private let state: Mutex<Current>
+
+    /// Connects to `socketPath`.
+    init(socketPath: String, timeout: Duration) throws(BootstrapError) {
+        self.socketPath = socketPath
+        self.timeout = timeout
+        let (right, pid) = try Self.connect(socketPath, timeout: timeout)
+        state = Mutex(Current(right: right, serverPID: pid, generation: 0))
+    }
+
+    /// Uses a right handed in (a server in this process, or a right passed in a message).
+    init(right: SendRight, serverPID: pid_t, timeout: Duration) {
+        socketPath = ""
+        self.timeout = timeout
+        state = Mutex(Current(right: right, serverPID: serverPID, generation: 0))
+    }
+
+    var current: Current { state.withLock { $0 } }
+
+    /// Connects again unless someone already did since `generation`; the link then.
+    /// - Throws: ``BootstrapError/Code/unreachable`` with no socket, or if nothing answers.
+    @discardableResult
+    func reconnect(after generation: Int, timeout: Duration? = nil) throws(BootstrapError) -> Current {
+        let now = current
+        guard now.generation == generation else { return now }
+        guard !socketPath.isEmpty else {
+            throw BootstrapError(.unreachable, "the name server is gone and this client has no socket to find it again")
+        }
+        let (right, pid) = try Self.connect(socketPath, timeout: timeout ?? self.timeout)
+        return state.withLock { link in
+            if link.generation == generation { link = Current(right: right, serverPID: pid, generation: generation + 1) }
+            return link
+        }
+    }
+
+    /// Connects, and takes the bootstrap right from the welcome (or the
+    /// server's refusal, when this uid is at its limit of connections).
+    static func connect(_ path: String, timeout: Duration) throws(BootstrapError) -> (SendRight, pid_t) {
+        let connection: SharedDescriptor
+        do { connection = try UnixSocket.connect(to: path) } catch {
+            throw BootstrapError(.unreachable, "cannot connect to \(path): \(error)")
+        }
+        var welcome: Message
+        do { welcome = try FirstMessage.receive(over: connection, timeout: timeout) } catch {
+            throw BootstrapError(.unreachable, "\(path) did not hand out a bootstrap right: \(error.detail)", underlying: error)
+        }
+        guard welcome.id == 0 else {
+            throw BootstrapError(.fromWire(welcome.id), welcome.text.isEmpty ? "refused" : welcome.text)
+        }
+        do { return (try welcome.takeSendRight(at: 0), welcome.trailer.sender.pid) } catch {
+            throw BootstrapError(.badReply, "the welcome message carries no send right", underlying: error)
+        }
+    }
+
+    /// One request and its reply, through `replies` (replaced after a
+    /// timeout, so a late reply cannot answer the next request). A request
+    /// that finds the server gone connects again once and is sent again.
+    func exchange(
+        _ id: Int32, body: [UInt8], carrying right: SendRight?, replies: inout ReceiveRight
+    ) throws(BootstrapError) -> Message {
+        var link = current
+        var attempt = 0
+        while true {
+            attempt += 1
+            var message = Message(id: id, body: body)
+            if let right { message.attach(right) }
+            message.setReplyRight(replies.makeSendOnceRight())
+            do throws(PortError) {
+                try link.right.send(message, timeout: timeout)
+            } catch {
+                if error.code == .deadName, attempt == 1, !socketPath.isEmpty {
+                    link = try reconnect(after: link.generation)
+                    continue
+                }
+                throw BootstrapError(.unreachable, "the name server is gone: \(error.detail)", underlying: error)
+            }
+            let reply: Message
+            do throws(PortError) {
+                reply = try replies.receive(timeout: timeout)
+            } catch {
+                replies = ReceiveRight()
+                if error.code == .timedOut {
+                    throw BootstrapError(.timedOut, "no reply within \(timeout)", underlying: error)
+                }
+                throw BootstrapError(.unreachable, "receiving the reply: \(error.detail)", underlying: error)
+            }
+            // A server that died holding the request: its send-once connection closed unused.
+            if reply.notification != nil {
+                throw BootstrapError(.unreachable, "the name server dropped the request")
+            }
+            guard reply.id == 0 else {
+                throw BootstrapError(.fromWire(reply.id), reply.text.isEmpty ? "refused" : reply.text)
+            }
+            return reply
+        }
+    }
+}

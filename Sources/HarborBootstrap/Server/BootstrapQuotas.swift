@@ -1,0 +1,99 @@
+// Harbor — what one uid may make the name server hold, and its descriptor reserve.
+import Glibc
+
+/// The per-uid limits of the name server (Docs/harbord.md, "Limits").
+///
+/// Everything a process can make the server hold is charged to the uid the
+/// kernel reports for it and bounded here; a request over a limit gets
+/// ``BootstrapError/Code/overQuota`` and changes nothing, other uids are
+/// unaffected, and all of it is released when the processes leave.
+///
+/// On top of the fixed limits, descriptors are shared: a uid may hold at
+/// most half of the descriptors that are free for it (what it holds plus
+/// what nobody holds), and ``descriptorReserve`` stay free for the server
+/// itself. So one uid never fills the table: whoever comes next finds at
+/// least half of what was left (dbus-broker's rule for its quotas).
+public struct BootstrapQuotas: Sendable, Hashable {
+    /// Names one uid may have checked in (without a declaration) or registered.
+    public var namesPerUser = 16_384
+    /// Connections one uid's processes may hold to the server (each
+    /// `BootstrapClient`, each bootstrap right obtained by connecting).
+    public var clientsPerUser = 2_048
+    /// Sessions (processes holding names) one uid may have; each is one
+    /// right the server holds.
+    public var sessionsPerUser = 1_024
+    /// Messages from one uid that may wait for services not checked in yet.
+    public var pendingPerUser = 1_024
+    /// Send rights to waiting names one uid's live processes may have been
+    /// handed (each is a connection the server holds until that process is gone).
+    public var waitingRightsPerUser = 4_096
+    /// Descriptors kept free for the server's own work; nil: 1/16 of its
+    /// limit, at least 64.
+    public var descriptorReserve: Int?
+
+    /// The defaults above.
+    public init() {}
+
+    /// The most messages a declared name keeps waiting, from all uids (a port's largest queue).
+    public static let pendingPerName = 1_024
+}
+
+/// Descriptors: the process's limit, what the server keeps for itself, and
+/// the share rule. Confined to the server loop's thread.
+struct DescriptorBudget {
+    /// `RLIMIT_NOFILE`'s soft limit (raised to the hard limit at start).
+    let limit: Int
+    /// Kept free for the server itself.
+    let reserve: Int
+    /// Open when the server started (stdio, the listener, the journal...).
+    let baseline: Int
+
+    init(quotas: BootstrapQuotas) {
+        var limits = rlimit()
+        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limits) == 0 {
+            // Take all the kernel allows this process: the limits above bound each uid.
+            if limits.rlim_cur < limits.rlim_max {
+                var raised = limits
+                raised.rlim_cur = limits.rlim_max
+                if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &raised) == 0 { limits = raised }
+            }
+            limit = Int(clamping: limits.rlim_cur)
+        } else {
+            limit = 1024
+        }
+        reserve = quotas.descriptorReserve ?? max(64, limit / 16)
+        baseline = Self.openDescriptors()
+    }
+
+    /// What all uids together may hold, after the reserve and what the server
+    /// holds for itself (`serverOwn`: its ports for waiting names, say).
+    func available(serverOwn: Int) -> Int { max(0, limit - reserve - baseline - serverOwn) }
+
+    /// Whether a uid holding `held` may take `more`, when all uids hold
+    /// `total` of `available`: never more than half of what is free for it.
+    static func allows(held: Int, more: Int, total: Int, available: Int) -> Bool {
+        let free = available - total
+        guard more <= free else { return false }
+        return held + more <= (free + held) / 2
+    }
+
+    /// Descriptors open now (a directory read of /proc/self/fd).
+    static func openDescriptors() -> Int {
+        guard let directory = opendir("/proc/self/fd") else { return 0 }
+        defer { closedir(directory) }
+        var count = -1  // the directory's own descriptor
+        while let entry = readdir(directory) {
+            if entry.pointee.d_name.0 != UInt8(ascii: ".") { count += 1 }
+        }
+        return max(0, count)
+    }
+}
+
+/// What one uid holds in the server. Confined to the server loop's thread.
+struct UserCharges {
+    var names = 0
+    var sessions = 0
+    var pending = 0
+    var pendingDescriptors = 0
+    var waitingRights = 0
+}

@@ -1,0 +1,165 @@
+// Harbor — the name server's connections: accepting, per-uid bootstrap ports, notifications, charges.
+import Glibc
+import HarborPorts
+import HarborRunLoop
+
+extension BootstrapServer {
+    // MARK: Accepting
+
+    func acceptConnections() {
+        for _ in 0..<64 {
+            let connection: SharedDescriptor
+            do {
+                guard let accepted = try UnixSocket.accept(on: listener.rawValue) else { break }
+                connection = accepted
+            } catch {
+                log(.warning, "accept: \(error)")
+                if error.code == EMFILE || error.code == ENFILE { pauseAccepting() }
+                break
+            }
+            welcome(connection)
+        }
+        reportIfChanged()
+    }
+
+    /// Out of descriptors (the reserve is gone: another process's doing, or
+    /// a limit set too low): the listener would stay readable and spin the
+    /// loop, so stop watching it for a moment.
+    private func pauseAccepting() {
+        guard let loop, !watches.isEmpty else { return }
+        watches[0].invalidate()
+        loop.perform(after: .milliseconds(100), inModes: [mode]) { [weak self] in
+            guard let self, let loop = self.loop, !self.watches.isEmpty else { return }
+            if let watch = DescriptorWatch(self.listener.rawValue, loop: loop, mode: self.mode, label: "bootstrap socket", {
+                [unowned self] in self.acceptConnections()
+            }) {
+                self.watches[0] = watch
+            }
+        }
+    }
+
+    /// Sends the new connection its bootstrap right (to its uid's port), or
+    /// a refusal with the reason when its uid is at a limit.
+    private func welcome(_ connection: SharedDescriptor) {
+        guard let uid = UnixSocket.peerUID(connection.rawValue) else {
+            log(.debug, "a client left before it was welcomed")
+            return
+        }
+        let user = users[uid]
+        var refusal: BootstrapError?
+        if let user, user.clients >= quotas.clientsPerUser {
+            refusal = BootstrapError(.overQuota, "uid \(uid) holds \(user.clients) connections to the name server, "
+                                     + "its limit (\(quotas.clientsPerUser))")
+        } else {
+            refusal = admit(uid, descriptors: user == nil ? 4 : 1, for: "another connection")
+        }
+        var message: Message
+        if let refusal {
+            message = Message(id: refusal.code.rawValue, text: refusal.detail)
+            log(.notice, "refused a connection: \(refusal.detail)")
+        } else if let port = userPort(for: uid) {
+            message = Message(id: 0, text: "harbor bootstrap")
+            message.attach(port.port.makeSendRight())
+        } else {
+            message = Message(id: BootstrapError.Code.overQuota.rawValue, text: "no bootstrap port could be made for uid \(uid)")
+        }
+        do { try FirstMessage.send(message, over: connection, timeout: .zero) } catch {
+            log(.debug, "a client left before its bootstrap right was sent: \(error.detail)")
+        }
+    }
+
+    // MARK: Per-uid bootstrap ports
+
+    /// The bootstrap port of `uid`, made on its first connection.
+    func userPort(for uid: uid_t) -> UserPort? {
+        if let existing = users[uid] { return existing }
+        guard let loop else { return nil }
+        let user = UserPort(uid: uid)
+        do { try user.port.setQueueLimit(256) } catch {}
+        let descriptor: CInt
+        do { descriptor = try user.port.withReadinessDescriptor { $0 } } catch {
+            log(.warning, "cannot make a bootstrap port for uid \(uid): \(error)")
+            return nil
+        }
+        user.watch = DescriptorWatch(descriptor, loop: loop, mode: mode, label: "bootstrap port of uid \(uid)") { [unowned self] in
+            self.serveRequests(of: uid)
+        }
+        user.port.requestNoSendersNotification(to: notices.makeSendOnceRight())
+        users[uid] = user
+        userByPort[user.port.name] = uid
+        return user
+    }
+
+    func serveRequests(of uid: uid_t) {
+        guard let user = users[uid] else { return }
+        for _ in 0..<64 {
+            guard let message = user.port.tryReceive() else { break }
+            handle(message)
+        }
+        reportIfChanged()
+    }
+
+    /// A uid's last connection closed: its port goes (after the requests
+    /// still queued in it are served), with every descriptor it held.
+    private func userLeft(_ port: PortName) {
+        guard let uid = userByPort[port], let user = users[uid] else { return }
+        serveRequests(of: uid)
+        guard user.clients == 0 else {
+            // Someone connected meanwhile: wait for the next time.
+            user.port.requestNoSendersNotification(to: notices.makeSendOnceRight())
+            return
+        }
+        user.watch?.invalidate()
+        users[uid] = nil
+        userByPort[port] = nil
+        log(.debug, "uid \(uid) has no connection left; its bootstrap port is gone")
+    }
+
+    // MARK: Notifications
+
+    func serveNotices() {
+        for _ in 0..<64 {
+            guard let message = notices.tryReceive() else { break }
+            switch message.notification {
+            case .deadName(let port)?: sessionDied(port)
+            case .noSenders(let port)?: userLeft(port)
+            default: break
+            }
+        }
+        reportIfChanged()
+    }
+
+    // MARK: Charges
+
+    /// Descriptors `uid` makes the server hold: its port and connections,
+    /// its sessions, rights to waiting names its processes were handed, and
+    /// what its waiting messages carry.
+    func descriptorsHeld(by uid: uid_t) -> Int {
+        let charge = charges[uid] ?? UserCharges()
+        let port = users[uid].map { $0.clients + 3 } ?? 0
+        return port + 2 * charge.sessions + charge.waitingRights + charge.pendingDescriptors
+    }
+
+    /// Whether `uid` may make the server hold `descriptors` more; the
+    /// refusal if not (the share rule of ``BootstrapQuotas``).
+    func admit(_ uid: uid_t, descriptors: Int, for what: String) -> BootstrapError? {
+        let held = descriptorsHeld(by: uid)
+        var total = 0
+        for other in Set(users.keys).union(charges.keys) { total += descriptorsHeld(by: other) }
+        let available = budget.available(serverOwn: 3 * watchedWaitingPorts)
+        if DescriptorBudget.allows(held: held, more: descriptors, total: total, available: available) { return nil }
+        return BootstrapError(.overQuota, "uid \(uid) holds \(held) of the name server's descriptors and may not take "
+                              + "\(descriptors) more for \(what) (\(available - total) free for all uids)")
+    }
+
+    func charge(_ uid: uid_t, _ change: (inout UserCharges) -> Void) {
+        var charge = charges[uid] ?? UserCharges()
+        change(&charge)
+        if charge.names == 0 && charge.sessions == 0 && charge.pending == 0 && charge.pendingDescriptors == 0
+            && charge.waitingRights == 0 {
+            charges[uid] = nil
+        } else {
+            charges[uid] = charge
+        }
+    }
+}

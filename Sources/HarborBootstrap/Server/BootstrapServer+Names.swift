@@ -1,0 +1,218 @@
+// Harbor — the name server's names: who holds them, deaths, and the ports of names waiting for their service.
+import Glibc
+import HarborPorts
+
+extension BootstrapServer {
+    // MARK: Finding names
+
+    /// The caller's own name, else a shared one; dead holders are dealt with first.
+    func visibleEntry(_ name: String, for uid: uid_t) -> NameEntry? {
+        for scope in [BootstrapEntry.Scope.user(uid), .shared] {
+            if let entry = entries[NameKey(scope: scope, name: name)], isAlive(entry) { return entry }
+        }
+        return nil
+    }
+
+    /// Whether the entry still stands after checking its holder's session (a
+    /// session that died but whose notification is still queued is dealt
+    /// with now, so a request after a death never sees the dead session).
+    func isAlive(_ entry: NameEntry) -> Bool {
+        if let name = entry.session, let session = sessions[name], session.right.isDead { sessionDied(name) }
+        return entries[entry.key] === entry
+    }
+
+    /// Whether the server holds the receive right of `port` (a request may
+    /// not pass one of those off as its session).
+    func isServerPort(_ port: PortName) -> Bool {
+        if port == notices.name || userByPort[port] != nil { return true }
+        return entries.values.contains { $0.waiting?.send.name == port }
+    }
+
+    // MARK: Holders
+
+    func hold(_ entry: NameEntry, in session: Session, pid: pid_t) {
+        entry.session = session.right.name
+        entry.pid = pid
+        session.names.insert(entry.key)
+        session.pid = pid
+    }
+
+    /// A session ended (its process exited, or dropped its `BootstrapClient`
+    /// with no name left): every name it held goes.
+    func sessionDied(_ port: PortName) {
+        guard let session = sessions.removeValue(forKey: port) else { return }
+        charge(session.uid) { $0.sessions -= 1 }
+        for key in session.names {
+            if let entry = entries[key], entry.session == port { holderGone(entry) }
+        }
+        reportIfChanged()
+    }
+
+    /// The holder of `entry` is gone: a declared name waits again in a new
+    /// port, others are removed.
+    func holderGone(_ entry: NameEntry) {
+        if let port = entry.session { sessions[port]?.names.remove(entry.key) }
+        entry.session = nil
+        let who = entry.pid.map { "pid \($0)" } ?? "its holder"
+        switch entry.origin {
+        case .declared:
+            entry.waiting = WaitingPort()
+            entry.pid = nil
+            entry.unitRequested = false
+            log(.notice, "\(entry.key.name) (\(entry.key.scope)): \(who) is gone; the name waits for the next check-in")
+        case .checkedIn, .registered:
+            entries[entry.key] = nil
+            charge(entry.owner) { $0.names -= 1 }
+            log(.info, "\(entry.key.name) (\(entry.key.scope)): \(who) is gone; name removed")
+        }
+    }
+
+    /// `unregister`: the name goes (its holder keeps its port).
+    func remove(_ entry: NameEntry) {
+        if let port = entry.session { sessions[port]?.names.remove(entry.key) }
+        entry.session = nil
+        entries[entry.key] = nil
+        if entry.isCounted { charge(entry.owner) { $0.names -= 1 } }
+    }
+
+    // MARK: Waiting names
+
+    /// Answers a look-up of a waiting name with a send right to its port,
+    /// charging the right to the asker's uid (one connection here until that
+    /// process is gone), and starts taking its messages out as they come.
+    func handOut(_ entry: NameEntry, _ request: inout Message, to sender: ProcessIdentity) {
+        guard let waiting = entry.waiting else { return }
+        if let unit = entry.unit, !entry.unitRequested {
+            entry.unitRequested = true
+            activate(unit, for: entry.key.name)
+        }
+        if sender.pid != getpid(), waiting.handedOut[sender.pid] == nil {
+            if let refusal = admitWaitingRight(for: sender.uid) {
+                refuse(&request, refusal)
+                return
+            }
+            waiting.handedOut[sender.pid] = sender.uid
+            charge(sender.uid) { $0.waitingRights += 1 }
+        }
+        watch(entry, waiting)
+        var answer = Message(id: 0)
+        answer.attach(waiting.send)
+        send(answer, replyingTo: &request)
+    }
+
+    private func admitWaitingRight(for uid: uid_t) -> BootstrapError? {
+        if (charges[uid]?.waitingRights ?? 0) >= quotas.waitingRightsPerUser { forgetExitedProcesses(of: uid) }
+        let count = charges[uid]?.waitingRights ?? 0
+        if count >= quotas.waitingRightsPerUser {
+            return BootstrapError(.overQuota, "uid \(uid)'s processes hold \(count) rights to names not checked in yet, its limit")
+        }
+        return admit(uid, descriptors: 1, for: "a right to a name not checked in yet")
+    }
+
+    /// Rights handed to processes that have exited no longer count (their
+    /// connections closed with them, or live on in a process that will be
+    /// charged for its own look-ups).
+    private func forgetExitedProcesses(of uid: uid_t) {
+        for entry in entries.values {
+            guard let waiting = entry.waiting else { continue }
+            for (pid, owner) in waiting.handedOut where owner == uid && kill(pid, 0) != 0 && errno == ESRCH {
+                waiting.handedOut[pid] = nil
+                charge(uid) { $0.waitingRights -= 1 }
+            }
+        }
+    }
+
+    private func watch(_ entry: NameEntry, _ waiting: WaitingPort) {
+        guard waiting.watch == nil, let loop else { return }
+        let descriptor: CInt
+        do { descriptor = try waiting.port?.withReadinessDescriptor { $0 } ?? -1 } catch {
+            log(.warning, "\(entry.key.name): no readiness descriptor: \(error)")
+            return
+        }
+        guard descriptor >= 0 else { return }
+        let key = entry.key
+        waiting.watch = DescriptorWatch(descriptor, loop: loop, mode: mode, label: "waiting name \(key.name)") { [unowned self] in
+            self.takeWaitingMessages(of: key)
+        }
+        if waiting.watch != nil { watchedWaitingPorts += 1 }
+    }
+
+    /// Takes the messages that arrived for a waiting name out of its port,
+    /// each charged to the uid the kernel says sent it; one over its uid's
+    /// limit is refused (its reply right, if any, gets ``BootstrapError/Code/overQuota``).
+    private func takeWaitingMessages(of key: NameKey) {
+        guard let entry = entries[key], let waiting = entry.waiting else { return }
+        for _ in 0..<64 {
+            guard var message = waiting.port?.tryReceive() else { break }
+            let uid = message.trailer.sender.uid
+            let descriptors = message.carriedRights.count + message.regions.count + (message.hasReplyRight ? 1 : 0)
+            let held = charges[uid]?.pending ?? 0
+            var refusal: BootstrapError?
+            if waiting.pending.count >= BootstrapQuotas.pendingPerName {
+                refusal = BootstrapError(.overQuota, "\(key.name) already has \(waiting.pending.count) messages waiting")
+            } else if held >= quotas.pendingPerUser {
+                refusal = BootstrapError(.overQuota, "uid \(uid) has \(held) messages waiting for services, its limit")
+            } else {
+                refusal = admit(uid, descriptors: descriptors, for: "a waiting message's rights")
+            }
+            if let refusal {
+                log(.debug, "refused a message for \(key.name) from pid \(message.trailer.sender.pid): \(refusal.detail)")
+                if message.hasReplyRight { refuse(&message, refusal) }
+                continue
+            }
+            waiting.pending.append(PendingMessage(message, uid: uid, descriptors: descriptors))
+            charge(uid) {
+                $0.pending += 1
+                $0.pendingDescriptors += descriptors
+            }
+        }
+    }
+
+    /// Check-in of a waiting name: its port, with every message that waited
+    /// put back in order, or nil when nobody ever had a right to it (the
+    /// service's own port is the name's then).
+    func handOver(_ waiting: WaitingPort) -> ReceiveRight? {
+        if let watch = waiting.watch {
+            watch.invalidate()
+            waiting.watch = nil
+            watchedWaitingPorts -= 1
+        }
+        for uid in waiting.handedOut.values { charge(uid) { $0.waitingRights -= 1 } }
+        waiting.handedOut = [:]
+        var pending = waiting.pending
+        waiting.pending = []
+        for item in pending {
+            charge(item.uid) {
+                $0.pending -= 1
+                $0.pendingDescriptors -= item.descriptors
+            }
+        }
+        guard let port = waiting.port.take() else { return nil }
+        // What arrived since the last pass goes after what waited before it.
+        while pending.count < BootstrapQuotas.pendingPerName, let late = port.tryReceive() {
+            pending.append(PendingMessage(late, uid: 0, descriptors: 0))
+        }
+        guard !pending.isEmpty || port.status.sendRights > 1 || port.status.queuedMessages > 0 else { return nil }
+        do { try port.setQueueLimit(min(BootstrapQuotas.pendingPerName, max(5, pending.count))) } catch {}
+        for item in pending {
+            guard let message = item.message.take() else { continue }
+            do { try waiting.send.send(message, timeout: .zero) } catch {
+                log(.warning, "a message waiting for its service was lost at check-in: \(error.detail)")
+            }
+        }
+        return port
+    }
+
+    // MARK: Activation
+
+    func activate(_ unit: String, for name: String) {
+        guard let loop else { return }
+        let log = self.log
+        let started = starter.start(unit, loop: loop, mode: mode) { succeeded, outcome in
+            log(succeeded ? .info : .warning, "activating \(unit) for \(name): \(outcome)")
+        }
+        if !started {
+            log(.notice, "\(name) is not checked in; its unit \(unit) was not started (no systemd here)")
+        }
+    }
+}

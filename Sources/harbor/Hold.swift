@@ -1,0 +1,51 @@
+// Harbor — `harbor hold`: check names in and keep them, a placeholder service.
+import ArgumentParser
+import Glibc
+import HarborBootstrap
+import HarborPorts
+
+struct Hold: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hold",
+        abstract: "Check names in and hold them until interrupted.",
+        discussion: """
+            Takes each name's receive right and keeps it, reading nothing: messages sent to the names \
+            wait in their ports (up to their queue limits). Prints "holding N names" once all are \
+            checked in. If harbord restarts, the names are checked in again by themselves. A placeholder \
+            service, and a way to load a name server.
+            """)
+
+    @Argument(help: "The names to check in.") var names: [String]
+    @Option(name: .long, help: ArgumentHelp("Exit 0 after this many seconds.", valueName: "seconds"))
+    var seconds: Double?
+    @OptionGroup var connection: ConnectionOptions
+
+    func validate() throws {
+        guard !names.isEmpty else { throw ValidationError("give at least one name") }
+        if let seconds, !(seconds > 0 && seconds <= 86_400 * 365) { throw ValidationError("--seconds must be positive") }
+    }
+
+    func run() throws {
+        let client = try connection.connect()
+        var held: [HeldPort] = []
+        for name in names {
+            do throws(BootstrapError) { held.append(HeldPort(try client.checkIn(name))) } catch {
+                throw CommandFailure(error, name: name)
+            }
+        }
+        say("holding \(held.count) name\(held.count == 1 ? "" : "s")")
+        if let seconds {
+            usleep(useconds_t(min(seconds * 1_000_000, Double(UInt32.max - 1))))
+        } else {
+            while true { pause() }
+        }
+        withExtendedLifetime(client) {}
+        held.removeAll()
+    }
+}
+
+/// A receive right kept alive (an array cannot hold `~Copyable` values).
+final class HeldPort {
+    let port: ReceiveRight
+    init(_ port: consuming ReceiveRight) { self.port = port }
+}
