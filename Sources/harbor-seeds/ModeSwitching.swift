@@ -67,7 +67,9 @@ enum ModeSwitching: Experiment {
         settled.wait()
         if !switchedBack.withLock({ $0 }) { log("\(tag) the timer keeps firing in tracking; the switch never ran") }
         stopping.withLock { $0 = true }
-        loop.stop()
+        // A stop reaches only a running pass (CFRunLoopStop), and the worker
+        // may be between two: post it, so its next pass in either mode runs it.
+        loop.perform(inModes: [.default, "tracking"]) { Loop.current.stop() }
         worker.join()
         return log.all
     }

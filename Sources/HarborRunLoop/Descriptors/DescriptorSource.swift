@@ -159,12 +159,10 @@ extension Loop {
     }
 
     /// Serves one ready descriptor: one handler call per pass (the fairness
-    /// bound). A stale token — the source left since the event was queued —
-    /// is dropped. Returns whether the handler ran.
-    func doDescriptor(_ token: WaitToken, events bits: UInt32, in mode: ModeState) -> Bool {
-        guard let source = state.withLock({ $0.descriptorSlots.lookup(token) }),
-              source.isValid, source.membership.withLock({ $0.modes.contains(mode.name) })
-        else { return false }
+    /// bound). A source invalidated or gone from the mode since its event
+    /// was queued is skipped. Returns whether the handler ran.
+    func doDescriptor(_ source: DescriptorSource, events bits: UInt32, in mode: ModeState) -> Bool {
+        guard source.isValid, source.membership.withLock({ $0.modes.contains(mode.name) }) else { return false }
         Callout.descriptor(source, DescriptorEvents(epoll: bits))
         return true
     }

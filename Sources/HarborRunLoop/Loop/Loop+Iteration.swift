@@ -15,7 +15,8 @@ extension Loop {
         var events = frames.buffer(at: depth)
         if isMain { watchMainQueue(in: mode) }
 
-        // A stop sent while the loop was not running ends this run at once.
+        // A stop sent by an `entry` observer (or another thread since the
+        // run began) ends the run before its first pass, as in CF.
         if takeStopRequest() { return .stopped }
         let timeoutIsZero = deadline.map { $0 == Loop.passedDeadline || $0 <= MonotonicInstant.now.nanoseconds } ?? false
 
@@ -38,21 +39,30 @@ extension Loop {
             let count = wait(mode, into: events, poll: poll, deadline: deadline)
             if !poll { notifyObservers(mode, .afterWaiting) }
 
-            // 7. What woke us: timers first, then ports (the wake-up eventfd
-            //    needs nothing: it is edge-triggered and never read).
+            // 7. What woke us: timers first, then the main queue, then ready
+            //    ports and descriptors in ascending `order`, as CF serves
+            //    sources (the kernel reports them in the order they became
+            //    ready). The wake-up eventfd needs nothing: it is
+            //    edge-triggered and never read.
             var timerFired = false
-            for index in 0..<count where events[index].data.u64 == WaitToken.timer.rawValue {
-                timerFired = true
+            var mainQueueReady = false
+            var readySources = 0
+            var lastSource = 0
+            for index in 0..<count {
+                switch WaitToken(rawValue: events[index].data.u64)?.kind {
+                case .timer: timerFired = true
+                case .mainQueue: mainQueueReady = true
+                case .port, .descriptor: readySources += 1; lastSource = index
+                case .wakeUp, nil: continue
+                }
             }
             if timerFired { doTimers(mode) }
-            for index in 0..<count {
-                guard let token = WaitToken(rawValue: events[index].data.u64) else { continue }
-                switch token.kind {
-                case .port: if doPort(token, in: mode) { handled = true }
-                case .descriptor: if doDescriptor(token, events: events[index].events, in: mode) { handled = true }
-                case .mainQueue: if doMainQueue() { handled = true }
-                case .wakeUp, .timer: continue
-                }
+            if mainQueueReady && doMainQueue() { handled = true }
+            if readySources == 1 {
+                // The usual case: nothing to sort.
+                if doReady(events[lastSource], in: mode) { handled = true }
+            } else if readySources > 1 {
+                if doReadyInOrder(events, count: count, depth: depth, in: mode) { handled = true }
             }
 
             // 8. Blocks posted by whatever just ran.

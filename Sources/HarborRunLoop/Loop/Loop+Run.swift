@@ -20,12 +20,17 @@ extension Loop {
     /// Runs one pass of `mode`: it returns after the first non-timer source
     /// was handled (a port message, a signalled source, a performed block),
     /// after ``stop()``, or at `deadline` (`nil`: no deadline).
-    /// - Returns: false if the mode had no sources or timers, so nothing ran.
+    /// - Returns: false only if the mode had nothing to run when the call
+    ///   began (no source, timer or pending block), so nothing ran; a mode
+    ///   that emptied during the run (its one-shot timer fired, its last
+    ///   source left) returns true, as NSRunLoop does.
     /// **CF equivalent:** `-[NSRunLoop runMode:beforeDate:]`.
     @discardableResult
     public func run(mode: LoopMode, before deadline: ContinuousClock.Instant?) -> Bool {
+        preconditionOnOwnThread("Loop.run")
         let timeout = deadline.map { ContinuousClock.now.duration(to: $0) }
-        return run(mode: mode, timeout: timeout, returnAfterSourceHandled: true) != .finished
+        let deadlineNanoseconds = timeout.map { $0 <= .zero ? Loop.passedDeadline : MonotonicInstant.now.adding($0).nanoseconds }
+        return runSpecific(mode, deadline: deadlineNanoseconds, returnAfterSourceHandled: true) != nil
     }
 
     /// The primitive every other run is built on: runs `mode` until a reason
@@ -44,7 +49,7 @@ extension Loop {
         // A zero timeout (a host loop's non-blocking pass) needs no clock:
         // `passedDeadline` is already past, whatever the time.
         let deadline = timeout.map { $0 <= .zero ? Loop.passedDeadline : MonotonicInstant.now.adding($0).nanoseconds }
-        return runSpecific(mode, deadline: deadline, returnAfterSourceHandled: returnAfterSourceHandled)
+        return runSpecific(mode, deadline: deadline, returnAfterSourceHandled: returnAfterSourceHandled) ?? .finished
     }
 
     /// Runs `.default` until ``stop()`` is called or the mode empties.
@@ -57,19 +62,29 @@ extension Loop {
     }
 
     /// Enters `name`, tells observers `entry` and `exit` around the passes,
-    /// and keeps the outer mode for nested runs.
-    private func runSpecific(_ name: LoopMode, deadline: Int64?, returnAfterSourceHandled: Bool) -> LoopRunResult {
-        guard name != .common else { return .finished }
-        let entered = state.withLock { state -> ModeState? in
+    /// and keeps the outer mode for nested runs. Returns nil when the mode
+    /// had nothing to run at entry (it then tells no observer), which
+    /// `run(mode:before:)` reports as false and the others as `finished`.
+    ///
+    /// The stop flag is per run, as CF's per-run data is: a run starts with
+    /// it cleared, and the outer run's flag comes back when a nested run
+    /// returns, so a stop sent to an inner run never ends the outer one.
+    private func runSpecific(_ name: LoopMode, deadline: Int64?, returnAfterSourceHandled: Bool) -> LoopRunResult? {
+        guard name != .common else { return nil }
+        let entered = state.withLock { state -> (ModeState, outerStop: Bool)? in
             guard !state.terminated, let mode = state.modes[name], !isEmpty(mode, state) else { return nil }
             state.modeStack.append(name)
-            return mode
+            defer { state.stopRequested = false }
+            return (mode, state.stopRequested)
         }
-        guard let mode = entered else { return .finished }
+        guard let (mode, outerStop) = entered else { return nil }
         notifyObservers(mode, .entry)
         let result = iterate(mode, deadline: deadline, returnAfterSourceHandled: returnAfterSourceHandled)
         notifyObservers(mode, .exit)
-        state.withLock { _ = $0.modeStack.popLast() }
+        state.withLock { state in
+            _ = state.modeStack.popLast()
+            state.stopRequested = outerStop
+        }
         return result
     }
 

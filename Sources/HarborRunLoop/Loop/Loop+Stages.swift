@@ -7,16 +7,20 @@ import HarborPorts
 import Synchronization
 
 extension Loop {
-    /// Tells the mode's observers of `activity`, lowest order first; a
-    /// non-repeating observer is invalidated after its call.
+    /// Tells the mode's observers of `activity`, lowest order first. As in
+    /// CF, a non-repeating observer is invalidated after its callout returns
+    /// (it is still valid inside it), and an observer whose callout is on
+    /// the stack (a nested run started inside it) is not called again.
     func notifyObservers(_ mode: ModeState, _ activity: LoopActivity) {
         let observers = state.withLock { _ -> [LoopObserver] in
             guard mode.observerMask.contains(activity) else { return [] }
             return mode.observers.filter { $0.activities.contains(activity) }
         }
         for observer in observers where observer.isValid {
-            if !observer.repeats { observer.invalidate() }
+            guard observer.beginFiring() else { continue }
             Callout.observer(observer, activity)
+            if !observer.repeats { observer.invalidate() }
+            observer.endFiring()
         }
     }
 
@@ -88,10 +92,9 @@ extension Loop {
     }
 
     /// Serves a ready port: up to ``PortSource/batchLimit`` messages, one
-    /// handler call each. Returns whether a message was handled. A stale
-    /// token (the source left the loop since the event was queued) is dropped.
-    func doPort(_ token: WaitToken, in mode: ModeState) -> Bool {
-        guard let port = state.withLock({ $0.portSlots.lookup(token) }) else { return false }
+    /// handler call each. Returns whether a message was handled. A port that
+    /// was invalidated or left the mode since its event was queued is skipped.
+    func doPort(_ port: PortSource, in mode: ModeState) -> Bool {
         var handled = false
         for _ in 0..<PortSource.batchLimit {
             guard port.isValid, port.membership.withLock({ $0.modes.contains(mode.name) }),

@@ -98,11 +98,15 @@ public final class Loop: Sendable {
         state.withLock { state in state.modes.keys.sorted { $0.name < $1.name } }
     }
 
-    /// Makes the innermost running pass return ``LoopRunResult/stopped``; if
-    /// the loop is not running, its next run returns `stopped` at once.
+    /// Makes the innermost running pass return ``LoopRunResult/stopped``.
+    /// A loop that is not running ignores it, and each run starts with its
+    /// own cleared stop flag, so a stop never outlives the run it was sent
+    /// to (as in CF: the flag lives in the run's per-run data). To stop a
+    /// loop that may be between runs, post the stop: `loop.perform { loop.stop() }`.
     /// Any thread. **CF equivalent:** `CFRunLoopStop`.
     public func stop() {
         let wake = state.withLock { state -> WakeUpCounter? in
+            guard !state.modeStack.isEmpty else { return nil }
             state.stopRequested = true
             return state.wakeUp
         }
@@ -173,7 +177,23 @@ final class FrameBuffers: @unchecked Sendable {
     // `preconditionOnOwnThread` first).
     static let capacity = 64
     private var buffers: [UnsafeMutableBufferPointer<epoll_event>] = []
+    /// Per depth, the storage step 7 sorts ready sources in (empty between passes).
+    private var readyLists: [[ReadySource]] = []
     var depth = 0
+
+    /// The depth's (empty) ready list with its storage, moved out so that
+    /// appending to it does not copy it.
+    func takeReadyList(at depth: Int) -> [ReadySource] {
+        while readyLists.count <= depth { readyLists.append([]) }
+        var list: [ReadySource] = []
+        swap(&list, &readyLists[depth])
+        return list
+    }
+
+    /// Gives an emptied list back for the next pass at `depth`.
+    func putReadyList(_ list: [ReadySource], at depth: Int) {
+        readyLists[depth] = list
+    }
 
     func buffer(at depth: Int) -> UnsafeMutableBufferPointer<epoll_event> {
         while buffers.count <= depth {

@@ -6,7 +6,9 @@ import Synchronization
 /// Observers of one mode are called in ascending ``order`` (`Int.min` first,
 /// `Int.max` last — the slot a per-pass clean-up uses, like the autorelease
 /// pool observers on Darwin). A non-repeating observer is invalidated after
-/// its first call. Observers do not keep a mode alive.
+/// its first callout returns (it is still valid inside it), and an observer
+/// is never called again while its callout runs (a nested run skips it), as
+/// in CF. Observers do not keep a mode alive.
 ///
 /// **Cost:** nothing while no observer of the running mode wants the
 /// activity (a mask test); otherwise one lock and one array per activity.
@@ -23,6 +25,9 @@ public final class LoopObserver: Sendable, CustomStringConvertible {
     let handler: @Sendable (LoopActivity) -> Void
     let membership = Mutex(Membership())
     private let valid = Atomic(true)
+    /// Set while its callout runs (CF's "firing" bit): a run nested in the
+    /// callout does not call it again.
+    private let firing = Atomic(false)
 
     /// An observer of `activities` that calls `handler` with the activity.
     public init(
@@ -43,6 +48,15 @@ public final class LoopObserver: Sendable, CustomStringConvertible {
     public func invalidate() {
         guard valid.exchange(false, ordering: .acquiringAndReleasing) else { return }
         membership.withLock { $0.loop }?.removeEverywhere(.observer(self))
+    }
+
+    /// Marks the observer as firing; false if it already was.
+    func beginFiring() -> Bool {
+        !firing.exchange(true, ordering: .acquiringAndReleasing)
+    }
+
+    func endFiring() {
+        firing.store(false, ordering: .releasing)
     }
 
     public var description: String {

@@ -77,7 +77,11 @@ public final class RunLoopThread: Sendable {
     public func stop() {
         guard !stopping.value.exchange(true, ordering: .acquiringAndReleasing) else { return }
         keepAlive.invalidate()
+        // A stop reaches only a running pass (as CFRunLoopStop does), and the
+        // worker may be between two: post one as well, which its next pass runs.
         loop.stop()
+        let loop = self.loop
+        loop.perform(inModes: [.default]) { loop.stop() }
         guard let handle = thread.withLock({ $0.take() }) else { return }
         if pthread_equal(handle, pthread_self()) != 0 {
             pthread_detach(handle)
