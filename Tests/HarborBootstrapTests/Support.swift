@@ -39,6 +39,24 @@ final class TemporaryDirectory {
         chmod(file, mode)
         return file
     }
+    /// Copies an executable in (mode 0755), for a child running as `nobody`
+    /// who may not reach the build directory; its path.
+    func copyExecutable(_ source: String, as name: String) -> String {
+        let copy = path + "/" + name
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        let output = open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = Glibc.read(input, &chunk, chunk.count)
+            if count <= 0 { break }
+            _ = chunk.withUnsafeBytes { Glibc.write(output, $0.baseAddress, count) }
+        }
+        close(input)
+        close(output)
+        chmod(copy, 0o755)
+        return copy
+    }
+
     func read(_ name: String) -> String? {
         let fd = open(path + "/" + name, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
@@ -74,21 +92,7 @@ final class HarbordProcess {
         return Child(prefix + command, environment: baseEnvironment() + ["HARBOR_BOOTSTRAP=\(socketPath)"])
     }
 
-    private lazy var nobodyCopy: String = {
-        let copy = directory.path + "/harbor"
-        let source = open(builtExecutable("harbor"), O_RDONLY | O_CLOEXEC)
-        let target = open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count = read(source, &chunk, chunk.count)
-            if count <= 0 { break }
-            _ = chunk.withUnsafeBytes { write(target, $0.baseAddress, count) }
-        }
-        close(source)
-        close(target)
-        chmod(copy, 0o755)
-        return copy
-    }()
+    private lazy var nobodyCopy: String = directory.copyExecutable(builtExecutable("harbor"), as: "harbor")
 
     /// A client in this process.
     func client() throws -> BootstrapClient { try BootstrapClient(socketPath: socketPath) }

@@ -1,0 +1,143 @@
+// Harbor — P11 at the name server: every decision rests on the kernel-verified sender, never a relay's claim.
+import Glibc
+import Harbor
+import HarborTestSupport
+import Synchronization
+import Testing
+@testable import HarborBootstrap
+
+extension BootstrapTests {
+    @Suite struct IdentityTests {
+        /// P11: root queues a look-up and a listing on a port, the port's
+        /// receive right moves to a process running as `nobody`, which reads
+        /// them into its queue and hands the port back (a port-destroyed
+        /// hand-off). The requests now claim root as their original sender,
+        /// but the kernel says `nobody` delivered them: the name server
+        /// answers them as `nobody`'s, so root's private name is not found
+        /// and not listed, and a check-in lands in nobody's scope.
+        @Test(.timeLimit(.minutes(1)))
+        func P11_aRequestRelayedInAMovedReceiveRightIsDecidedOnTheRelaysUid() throws {
+            try #require(geteuid() == 0, "needs root to run the relay as nobody")
+            let fixture = try InProcessServer(policy: BootstrapPolicy(parsing: Array("shared common owner=0\n".utf8)))
+            defer { fixture.shutDown() }
+            let root = try fixture.client()
+            let secret = try root.checkIn("root.secret")
+            let relay = try NobodyPeer(directory: fixture.directory)
+
+            // A port of root's, with three requests queued by root, moved to nobody.
+            let moved = ReceiveRight()
+            let back = ReceiveRight()
+            moved.requestPortDestroyedNotification(to: back.makeSendOnceRight())
+            let toMoved = moved.makeSendRight()
+            var keep = Message(id: PeerCommands.keep)
+            keep.attach(moved)
+            #expect(try relay.request(keep).text == "kept")
+            let replies = ReceiveRight()
+            let session = ReceiveRight()  // the check-in's session right: a live port of root's
+            try toMoved.send(Message(id: 1, text: "first, read by receiveKept"))
+            for (id, body) in [(BootstrapRequest.lookUp, "root.secret"), (BootstrapRequest.list, ""),
+                               (BootstrapRequest.checkIn, "landed")] {
+                var request = Message(id: id, text: body)
+                request.setReplyRight(replies.makeSendOnceRight())
+                if id == BootstrapRequest.checkIn { request.attach(session.makeSendRight()) }
+                try toMoved.send(request)
+            }
+            // nobody receives once (reading the rest into its queue), then
+            // exits: the port comes home through the port-destroyed request.
+            #expect(try relay.request(Message(id: PeerCommands.receiveKept, text: "5000")).text == "#1")
+            relay.stop()
+            var notice = try back.receive(timeout: .seconds(10))
+            let returned = try notice.takeReceiveRight(at: 0)
+
+            var answers: [Int32: (id: Int32, text: String)] = [:]
+            for _ in 0..<3 {
+                let request = try returned.receive(timeout: .seconds(5))
+                #expect(request.trailer.sender.uid == 65534, "the kernel's word: nobody delivered it")
+                #expect(request.trailer.claimedOriginalSender?.uid == 0, "nobody's claim: root sent it")
+                let id = request.id
+                try fixture.handle(request)
+                let answer = try replies.receive(timeout: .seconds(5))
+                answers[id] = (answer.id, answer.text)
+            }
+            #expect(answers[BootstrapRequest.lookUp]?.id == BootstrapError.Code.notFound.rawValue,
+                    "root's private name was looked up on a relayed claim")
+            let listed = answers[BootstrapRequest.list].flatMap { BootstrapListing.decode($0.text, after: nil)?.entries.map(\.name) }
+            #expect(listed == ["common"], "the listing must be nobody's: \(listed ?? [])")
+            #expect(answers[BootstrapRequest.checkIn]?.id == 0)
+            #expect(try root.list().map(\.name) == ["common", "root.secret"], "root's scope got nobody's check-in")
+            _ = secret
+            _ = session
+        }
+    }
+}
+
+/// harbor-peer's commands this suite uses (Sources/harbor-peer/main.swift).
+enum PeerCommands {
+    static let hello: Int32 = 100
+    static let exit: Int32 = 9
+    static let keep: Int32 = 11
+    static let receiveKept: Int32 = 12
+}
+
+/// A harbor-peer process running as `nobody` (65534), from a copy nobody can read.
+final class NobodyPeer {
+    let port: SendRight
+    let pid: pid_t
+    private var process: ChildProcess?
+
+    init(directory: TemporaryDirectory) throws {
+        let copy = directory.copyExecutable(builtExecutable("harbor-peer"), as: "harbor-peer")
+        let home = ReceiveRight()
+        var first = Message(id: 0, text: "serve")
+        first.attach(home.makeSendRight())
+        let child = try ChildProcess.spawn(
+            executable: "/usr/bin/setpriv", arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", copy],
+            initialMessage: first)
+        var hello = try home.receive(timeout: .seconds(30))
+        #expect(hello.id == PeerCommands.hello)
+        #expect(hello.trailer.sender.uid == 65534)
+        port = try hello.takeSendRight(at: 0)
+        pid = child.pid
+        process = .some(child)
+    }
+
+    /// Sends `message` and waits for the reply.
+    func request(_ message: consuming Message) throws -> Message {
+        let replies = ReceiveRight()
+        message.setReplyRight(replies.makeSendOnceRight())
+        try port.send(message, timeout: .seconds(10))
+        return try replies.receive(timeout: .seconds(30))
+    }
+
+    /// Asks it to exit (it lets go of what it keeps) and reaps it.
+    func stop() {
+        try? port.send(Message(id: PeerCommands.exit), timeout: .seconds(5))
+        if let child = process.take() { _ = child.waitForExit() }
+    }
+
+    deinit {
+        if let child = process.take() {
+            child.kill(SIGKILL)
+            _ = child.waitForExit()
+        }
+    }
+}
+
+extension InProcessServer {
+    /// Hands `request` to the server on its loop's thread, as if it had
+    /// arrived on a bootstrap port.
+    func handle(_ request: consuming Message) throws {
+        let box = MessageBox(request)
+        let server = self.server
+        try worker.performAndWait {
+            if let message = box.take() { server.handle(message) }
+        }
+    }
+}
+
+/// Carries one message to another thread.
+final class MessageBox: Sendable {
+    private let message: Mutex<Message?>
+    init(_ message: consuming Message) { self.message = Mutex(.some(message)) }
+    func take() -> Message? { message.withLock { $0.take() } }
+}
