@@ -1,6 +1,8 @@
 // Harbor — an out-of-line region: a sealed memfd mapped read-only, or a private copy.
 import CHarborLinux
 import Glibc
+import Synchronization
+import SystemPackage
 
 /// The bytes of one out-of-line region, which nobody can change any more.
 ///
@@ -26,6 +28,9 @@ package final class MappedRegion: @unchecked Sendable {
     package let descriptor: SharedDescriptor?
     package let count: Int
     private let address: UnsafeMutableRawPointer?
+    /// False once the region must not go back to the private pool (the
+    /// unfinished message of a peer: see `discardWhenFreed`).
+    private let recyclable = Atomic<Bool>(true)
 
     /// The seals a received memfd must carry, all of them.
     package static let requiredSeals = charbor_F_SEAL_WRITE | charbor_F_SEAL_SHRINK | charbor_F_SEAL_GROW
@@ -36,7 +41,13 @@ package final class MappedRegion: @unchecked Sendable {
         error.call == unsealedCall && error.code == EPERM
     }
 
+    /// Whether `error` (thrown by `init(sealed:limit:)`) means the memfd was over the limit.
+    package static func isTooLarge(_ error: SystemError) -> Bool {
+        error.call == tooLargeCall && error.code == EFBIG
+    }
+
     private static let unsealedCall = "memfd seals"
+    private static let tooLargeCall = "memfd size"
 
     /// Maps `descriptor` after checking its seals and that it holds at most `limit` bytes.
     package init(sealed descriptor: SharedDescriptor, limit: Int) throws(SystemError) {
@@ -45,7 +56,7 @@ package final class MappedRegion: @unchecked Sendable {
             throw SystemError(errno: EPERM, call: "memfd seals")
         }
         let size = try MemoryFile.size(descriptor.rawValue)
-        guard size <= limit else { throw SystemError(errno: EFBIG, call: "memfd size") }
+        guard size <= limit else { throw SystemError(Errno(rawValue: EFBIG), call: Self.tooLargeCall) }
         self.descriptor = descriptor
         self.count = size
         address = size == 0 ? nil : try MemoryFile.map(descriptor.rawValue, size: size, writable: false)
@@ -68,11 +79,20 @@ package final class MappedRegion: @unchecked Sendable {
     deinit {
         guard let address else { return }
         if descriptor == nil {
-            PrivateMemory.release(address, count: count)
+            if recyclable.load(ordering: .acquiring) {
+                PrivateMemory.release(address, count: count)
+            } else {
+                _ = munmap(address, PrivateMemory.mappedSize(count))
+            }
         } else {
             MemoryFile.unmap(address, size: count)
         }
     }
+
+    /// Unmaps a private region when it is freed instead of pooling it: a
+    /// fragmented message that never finished was filled by a peer that may
+    /// be gone, and pooled its pages would stay resident (P12).
+    package func discardWhenFreed() { recyclable.store(false, ordering: .releasing) }
 
     /// The bytes, valid while `self` lives.
     package var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: address, count: count) }

@@ -1,13 +1,21 @@
 // Harbor — a port's queue slots, shared by the receiver and every sending process.
 //
-// Back-pressure across processes must hold exactly: a sender blocks iff the
-// queue (messages queued plus messages in flight to it) is at its limit. The
-// count lives in a sealed memfd mapped by the receiver and by each process
-// holding a send right. A sender that finds no slot registers a private
-// eventfd with the receiver (a `wait` packet) and sleeps on it and on its
-// connection's hang-up; the receiver signals registered waiters when it
-// frees a slot. A hostile process can only corrupt the counter of a port it
-// may send to anyway; the receiver caps what it accepts.
+// Back-pressure across processes: a sender blocks iff the queue (messages
+// queued plus messages in flight to it) is at its limit. The count lives in
+// a sealed memfd mapped by the receiver and by each process holding a send
+// right. A sender that finds no slot registers a private eventfd with the
+// receiver (a `wait` packet) and sleeps on it and on its connection's
+// hang-up; the receiver signals registered waiters when it frees a slot.
+//
+// The counter is a hint, not the truth (P12): every sender maps it writable,
+// so any of them can write anything there. The receiver keeps the truth
+// privately (its queue and its limit) and repairs the counter from it:
+// down whenever a counted message arrives past the limit (so a sender that
+// sent without a slot makes no room appear for others), up when senders
+// have waited while the receiver had room (then it also grants each waiter
+// a slot through its eventfd, which no other sender can write). So a
+// process that scribbles on the counter stalls only itself
+// (Docs/CrossProcess.md, "Back-pressure").
 //
 // Why two counters and not one word of free slots: senders and receiver
 // usually run on different CPUs, and one word written by both moved its
@@ -22,12 +30,22 @@ import CHarborLinux
 import Glibc
 
 package final class SharedSlots: @unchecked Sendable {
-    // @unchecked: the mapping is only touched through the C11 atomics in
-    // CHarborLinux; `memory` and `descriptor` are immutable.
+    // @unchecked: the mapping and the private words are only touched through
+    // the C11 atomics in CHarborLinux; `memory`, `local` and `descriptor`
+    // are immutable.
     package static let size = 4096
-    /// "HBS2": the two-counter layout; a process with the old one-word
-    /// layout ("HBSL") refuses this memfd instead of misreading it.
+    /// "HBS2": the two-counter layout. Written by the receiver when it makes
+    /// or repairs the counter; checked by nobody, since any sender can
+    /// overwrite it (a process adopting a counter whose magic was scribbled
+    /// over must still be able to send: the receiver repairs it).
     private static let magic: Int32 = 0x4842_5332
+
+    /// What a receiver writes to a waiter's eventfd: `wake` means "look at
+    /// the counter again", `grant` means "a slot is yours, send without
+    /// taking one" (the receiver counted it as taken). Both fit one eventfd
+    /// value, so a sender reads both with one `read`.
+    package static let wake: UInt64 = 1
+    package static let grant: UInt64 = 1 << 32
 
     /// Int32 word indices, one 64-byte cache line apart where it matters.
     fileprivate enum Word {
@@ -42,8 +60,16 @@ package final class SharedSlots: @unchecked Sendable {
         static let waiters = 48
     }
 
+    /// Words of this process only (never shared).
+    fileprivate enum Local {
+        /// Waiters registered with this receiver (PortTransport's table).
+        static let registered = 0
+        static let count = 16
+    }
+
     package let descriptor: SharedDescriptor
     private let memory: UnsafeMutableRawPointer
+    private let local: UnsafeMutablePointer<Int32>
     private var words: UnsafeMutablePointer<Int32> { memory.assumingMemoryBound(to: Int32.self) }
 
     /// A fresh counter with `free` slots, owned by a receiver.
@@ -53,6 +79,7 @@ package final class SharedSlots: @unchecked Sendable {
         // Nobody may shrink it under a mapping (SIGBUS) or grow it.
         try MemoryFile.addSeals(descriptor.rawValue, charbor_F_SEAL_SHRINK | charbor_F_SEAL_GROW | charbor_F_SEAL_SEAL)
         memory = try MemoryFile.map(descriptor.rawValue, size: Self.size, writable: true)
+        local = Self.makeLocal()
         words[Word.magic] = Self.magic
         words[Word.taken] = 0
         words[Word.givenBackSeen] = Int32(free)
@@ -61,7 +88,8 @@ package final class SharedSlots: @unchecked Sendable {
     }
 
     /// Maps a counter that arrived from another process, after checking it
-    /// is a memfd sealed against shrinking, of the right size and magic.
+    /// is a memfd sealed against shrinking, of the right size. Its contents
+    /// are not checked: any sender may have written anything there.
     package init(adopting descriptor: SharedDescriptor) throws(SystemError) {
         let seals = try MemoryFile.seals(descriptor.rawValue)
         guard seals & charbor_F_SEAL_SHRINK != 0, try MemoryFile.size(descriptor.rawValue) == Self.size else {
@@ -69,13 +97,19 @@ package final class SharedSlots: @unchecked Sendable {
         }
         self.descriptor = descriptor
         memory = try MemoryFile.map(descriptor.rawValue, size: Self.size, writable: true)
-        guard charbor_atomic_load_i32(memory.assumingMemoryBound(to: Int32.self)) == Self.magic else {
-            MemoryFile.unmap(memory, size: Self.size)
-            throw SystemError(errno: EINVAL, call: "adopt slots")
-        }
+        local = Self.makeLocal()
     }
 
-    deinit { MemoryFile.unmap(memory, size: Self.size) }
+    private static func makeLocal() -> UnsafeMutablePointer<Int32> {
+        let local = UnsafeMutablePointer<Int32>.allocate(capacity: Local.count)
+        local.initialize(repeating: 0, count: Local.count)
+        return local
+    }
+
+    deinit {
+        MemoryFile.unmap(memory, size: Self.size)
+        local.deallocate()
+    }
 
     /// Takes one slot if any is free.
     package func tryAcquire() -> Bool { counter.tryAcquire() }
@@ -87,13 +121,14 @@ package final class SharedSlots: @unchecked Sendable {
     /// anyway (a route, a transport): using them costs no reference count,
     /// where calling through a stored reference could cost a retain and a
     /// release per message.
-    package var counter: Counter { Counter(words: words) }
+    package var counter: Counter { Counter(words: words, local: local) }
 
     /// A view of the counters; valid while its `SharedSlots` lives.
     package struct Counter: @unchecked Sendable {
-        // @unchecked: a pointer into the shared mapping, touched only
-        // through C11 atomics.
+        // @unchecked: pointers into the shared mapping and this process's
+        // private words, touched only through C11 atomics.
         fileprivate let words: UnsafeMutablePointer<Int32>
+        fileprivate let local: UnsafeMutablePointer<Int32>
 
         /// Takes one slot if any is free. Touches only the senders' line
         /// while the last "given back" it read still shows room.
@@ -124,14 +159,49 @@ package final class SharedSlots: @unchecked Sendable {
             }
         }
 
-        /// Free slots now (negative after a limit was lowered below the queue).
+        /// Free slots by the shared counter (negative after a limit was
+        /// lowered below the queue; anything at all after a scribble).
         package var free: Int32 {
             let taken = charbor_atomic_load_i32(words + Word.taken)
             return charbor_atomic_load_i32(words + Word.givenBack) &- taken
         }
 
-        /// Senders in other processes waiting for a slot.
-        package var waiters: Int32 { charbor_atomic_load_i32(words + Word.waiters) }
+        /// Whether the receiver should look for waiting senders when it frees
+        /// a slot: some registered with it (its own count), or some say they
+        /// are about to (the shared hint, which a scribbler can only make
+        /// cost this receiver a look at its sockets).
+        package var waiters: Int32 {
+            let registered = charbor_atomic_load_i32(local + Local.registered)
+            return registered > 0 ? registered : max(0, charbor_atomic_load_i32(words + Word.waiters))
+        }
+
+        /// Makes the shared counter show `target` free slots, and rewrites
+        /// the words only the receiver should write (magic, senders' hint).
+        /// Moves "given back" up or "taken" up, never down, so a sender's
+        /// stale copy of "given back" still never overstates the room.
+        package func repair(free target: Int32) {
+            let delta = target &- free
+            if delta > 0 {
+                _ = charbor_atomic_fetch_add_i32(words + Word.givenBack, delta)
+            } else if delta < 0 {
+                _ = charbor_atomic_fetch_add_i32(words + Word.taken, 0 &- delta)
+            }
+            charbor_atomic_store_relaxed_i32(words + Word.givenBackSeen, charbor_atomic_load_i32(words + Word.givenBack))
+            if charbor_atomic_load_i32(words + Word.magic) != SharedSlots.magic {
+                charbor_atomic_store_relaxed_i32(words + Word.magic, SharedSlots.magic)
+            }
+        }
+
+        /// Lowers the shared count to at most `bound` free slots (the
+        /// receiver's truth: no more room than limit − queued). Never raises
+        /// it: slots taken for messages still in flight are not the
+        /// receiver's to see. Returns whether it had to.
+        @discardableResult
+        package func clamp(atMost bound: Int32) -> Bool {
+            guard free > bound else { return false }
+            repair(free: bound)
+            return true
+        }
     }
 
     package var free: Int32 { counter.free }
@@ -143,14 +213,22 @@ package final class SharedSlots: @unchecked Sendable {
         // Only the slow path gets here; observers (tests) may sleep on the word.
         _ = charbor_futex_wake(words + Word.waiters, Int32.max)
     }
-    package var waiters: Int32 { counter.waiters }
+
+    /// Senders announced in the shared hint (what `waitForWaiter` watches).
+    package var waiters: Int32 { max(0, charbor_atomic_load_i32(words + Word.waiters)) }
+
+    /// Records how many waiters the receiver holds registered (its own
+    /// count, which `Counter.waiters` reads on every freed slot).
+    package func setRegisteredWaiters(_ count: Int) {
+        charbor_atomic_store_relaxed_i32(local + Local.registered, Int32(clamping: count))
+    }
 
     /// Sleeps until at least one sender waits for a slot, or `timeout` passes;
     /// returns whether one does. For tests that must act while a sender blocks.
     package func waitForWaiter(timeout: Duration) -> Bool {
         let deadline = WaitDeadline(timeout: timeout)
         while true {
-            let current = waiters
+            let current = charbor_atomic_load_i32(words + Word.waiters)
             if current > 0 { return true }
             guard var spec = deadline.remaining(), !deadline.hasPassed else { return false }
             _ = charbor_futex_wait(words + Word.waiters, current, &spec)

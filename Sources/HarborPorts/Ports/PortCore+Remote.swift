@@ -42,27 +42,26 @@ extension PortCore {
     func acceptRemote(_ content: consuming MessageContent) {
         // Moved into the queue, not copied: the closure takes it out of here.
         var pending: MessageContent? = consume content
-        let accepted = state.withLock { $0.queueRemote(pending.take()!) }
-        if !accepted { WireRejections.record(.flood) }
+        let refusal = state.withLock { $0.queueRemote(pending.take()!) }
+        if let refusal { WireRejections.record(refusal) }
     }
 
     /// Messages read ahead from the connections: queued in order under one
     /// lock, moved out of `batch` (left empty).
     func acceptRemote(batch: inout Deque<MessageContent>) {
-        let rejected = state.withLock { guarded -> Int in
-            // The usual case, a stream into an empty queue: the batch
-            // becomes the queue, nothing moved message by message.
-            if guarded.machine.adoptBatch(&batch, countedLimit: guarded.floodLimit) {
+        let refusals = state.withLock { guarded -> [WireRejectionReason] in
+            if guarded.admitsWithoutChecks(batch),
+               guarded.machine.adoptBatch(&batch, countedLimit: guarded.floodLimit) {
                 guarded.readiness?.signalWhileLocked()
-                return 0
+                return []
             }
-            var rejected = 0
+            var refusals: [WireRejectionReason] = []
             while let content = batch.popFirst() {
-                if !guarded.queueRemote(content) { rejected += 1 }
+                if let refusal = guarded.queueRemote(content) { refusals.append(refusal) }
             }
-            return rejected
+            return refusals
         }
-        for _ in 0..<rejected { WireRejections.record(.flood) }
+        for refusal in refusals { WireRejections.record(refusal) }
     }
 
     /// A message decoded by a receiver that will dequeue at once: when the
@@ -76,15 +75,15 @@ extension PortCore {
         var taken: MessageContent?
         var freed: PortTransport?
         var wake: Parker?
-        let rejected = state.withLock { guarded -> Bool in
-            guard guarded.machine.queue.isEmpty else { return !guarded.queueRemote(pending.take()!) }
-            if counted && guarded.isFlooded { return true }
-            guard let dequeued = guarded.machine.passThrough(pending.take()!, receivingPort: name) else { return false }
+        let refusal = state.withLock { guarded -> WireRejectionReason? in
+            guard guarded.machine.queue.isEmpty else { return guarded.queueRemote(pending.take()!) }
+            if counted && guarded.isFlooded { return .flood }
+            guard let dequeued = guarded.machine.passThrough(pending.take()!, receivingPort: name) else { return nil }
             taken = guarded.handOut(dequeued, wake: &wake, freed: &freed)
-            return false
+            return nil
         }
-        if rejected {
-            WireRejections.record(.flood)
+        if let refusal {
+            WireRejections.record(refusal)
             return nil
         }
         guard taken != nil else { return nil }
@@ -452,11 +451,11 @@ extension PortCore.Guarded {
     /// and signals readiness when the queue stops being empty (only the
     /// pumping receiver is woken: no contended-lock cost in writing under
     /// the lock). False when refused as a flood.
-    mutating func queueRemote(_ content: consuming MessageContent) -> Bool {
-        if content.countsAgainstLimit && isFlooded { return false }
+    mutating func queueRemote(_ content: consuming MessageContent) -> WireRejectionReason? {
+        if let refusal = admissionRefusal(for: content) { return refusal }
         if case .enqueued(true) = machine.enqueue(content, slotReserved: true) {
             readiness?.signalWhileLocked()
         }
-        return true
+        return nil
     }
 }

@@ -4,7 +4,10 @@
 // rights imported, its copied regions allocated); the regions' bytes follow
 // in fragment packets from the same process on the same connection, in
 // order (Docs/WireFormat.md). Fragments are hostile input like the rest:
-// one can only fill the regions the first packet declared, never more.
+// one can only fill the regions the first packet declared, never more, and
+// what the regions declare is charged to the connection and the uid while
+// the message is unfinished (PeerLimits, `PartialCharge`).
+import Synchronization
 
 /// A message whose copied regions are still arriving.
 ///
@@ -17,11 +20,33 @@ package struct FragmentAssembly {
     private var targets: [Int]
     private var target = 0
     private var offset = 0
+    /// What the unfinished message holds, charged to its sender's uid;
+    /// released (and its regions unmapped) when the last copy of this
+    /// assembly goes, however it goes, unless `finish()` took the message.
+    private var charge: PartialCharge?
 
     package init(content: MessageContent, sender: ProcessIdentity) {
         self.content = content
         self.sender = sender
         targets = content.regions.indices.filter { content.regions[$0].descriptor == nil }
+    }
+
+    /// Bytes the copied regions declare: what the message will hold.
+    package var declaredBytes: Int { targets.reduce(0) { $0 + content.regions[$1].count } }
+
+    /// Charges the declared bytes to the sender's uid (process-wide), or
+    /// throws `overLimit` with nothing charged.
+    package mutating func takeCharge() throws(WireRejection) {
+        charge = try PartialCharge(uid: UInt32(sender.uid), bytes: declaredBytes,
+                                   regions: targets.map { content.regions[$0] })
+    }
+
+    /// The whole message, its charge released and its regions the
+    /// receiver's to keep (recycled when freed, as any private region).
+    package mutating func finish() -> MessageContent {
+        charge?.complete()
+        charge = nil
+        return content
     }
 
     package var isComplete: Bool { target == targets.count }
@@ -55,6 +80,56 @@ package struct FragmentAssembly {
         while !isComplete, offset == content.regions[targets[target]].count {
             target += 1
             offset = 0
+        }
+    }
+}
+
+/// Bytes of unfinished fragmented messages charged to one uid, over every
+/// connection of this process (`PeerLimits.partialBytesPerUid`).
+///
+/// An owning type: the charge is released when the object goes, so no path
+/// that drops an unfinished message (refused fragment, replaced message,
+/// closed connection, destroyed or moved port) can forget it. The regions
+/// of a message that never finished are unmapped rather than pooled: their
+/// pages were filled by a peer that may be gone, and kept in the pool they
+/// would stay resident.
+///
+/// **Thread safety:** the per-uid table is under a mutex; an object is
+/// confined to the pump that holds its assembly.
+package final class PartialCharge {
+    private static let byUid = Mutex<[UInt32: Int]>([:])
+
+    let uid: UInt32
+    let bytes: Int
+    private var regions: [MappedRegion]
+
+    init(uid: UInt32, bytes: Int, regions: [MappedRegion]) throws(WireRejection) {
+        let taken = Self.byUid.withLock { table -> Bool in
+            let held = table[uid] ?? 0
+            guard bytes <= PeerLimits.partialBytesPerUid - held else { return false }
+            table[uid] = held + bytes
+            return true
+        }
+        guard taken else {
+            throw WireRejection(.overLimit, "uid \(uid) has more than \(PeerLimits.partialBytesPerUid >> 20) MiB "
+                                + "of fragmented messages in progress")
+        }
+        self.uid = uid
+        self.bytes = bytes
+        self.regions = regions
+    }
+
+    /// The bytes `uid`'s unfinished fragmented messages declare now.
+    package static func held(by uid: UInt32) -> Int { byUid.withLock { $0[uid] ?? 0 } }
+
+    /// The message is whole: its regions are no longer this charge's.
+    func complete() { regions = [] }
+
+    deinit {
+        for region in regions { region.discardWhenFreed() }
+        Self.byUid.withLock { table in
+            let left = (table[uid] ?? 0) - bytes
+            table[uid] = left > 0 ? left : nil
         }
     }
 }

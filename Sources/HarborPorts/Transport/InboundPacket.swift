@@ -156,8 +156,10 @@ package enum InboundPacket: ~Copyable {
                 guard let file = descriptors.claim(base + index) else {
                     throw WireRejection(.descriptorMismatch, "region descriptor \(index) missing")
                 }
-                do { content.regions.append(try MappedRegion(sealed: file, limit: Int.max)) } catch {
-                    throw WireRejection(MappedRegion.isUnsealed(error) ? .unsealed : .badDescriptor,
+                // At most `PeerLimits.regionBytes`: a larger memfd is refused unmapped (P12).
+                do { content.regions.append(try MappedRegion(sealed: file, limit: PeerLimits.regionBytes)) } catch {
+                    throw WireRejection(MappedRegion.isUnsealed(error) ? .unsealed
+                                        : MappedRegion.isTooLarge(error) ? .overLimit : .badDescriptor,
                                         "out-of-line region: \(error)")
                 }
             case .copied(let count):

@@ -40,7 +40,7 @@ extension PortTransport {
             return .refused
         }
         assemblies[0].advance(by: data)
-        if assemblies[0].isComplete { return .complete(assemblies[0].content) }
+        if assemblies[0].isComplete { return .complete(assemblies[0].finish()) }
         list = assemblies
         return .progress
     }
@@ -48,19 +48,28 @@ extension PortTransport {
     /// Begins reassembling a fragmented message on one connection. A new
     /// message from a sender whose previous one is unfinished replaces it
     /// (that sender gave up on it); a connection holds at most
-    /// `WireFormat.maximumAssemblies`, and makes room only by dropping those
-    /// of senders that have died.
+    /// `PeerLimits.assembliesPerConnection`, and makes room only by dropping
+    /// those of senders that have died. What the regions declare is charged
+    /// to the connection and to the sender's uid (PeerLimits); past either
+    /// limit the message is refused (`overLimit`), its regions never filled.
     static func start(_ assembly: FragmentAssembly, in list: inout [FragmentAssembly]) throws(WireRejection) {
+        var assembly = assembly
         if let stale = list.firstIndex(where: { $0.sender.pid == assembly.sender.pid }) {
             list.remove(at: stale)
             WireRejections.record(.badFragment)
         }
-        if list.count >= WireFormat.maximumAssemblies {
+        if list.count >= PeerLimits.assembliesPerConnection {
             list.removeAll { kill($0.sender.pid, 0) != 0 && errno == ESRCH }
         }
-        guard list.count < WireFormat.maximumAssemblies else {
+        guard list.count < PeerLimits.assembliesPerConnection else {
             throw WireRejection(.badFragment, "\(list.count) fragmented messages already in progress")
         }
+        let onConnection = list.reduce(0) { $0 + $1.declaredBytes }
+        guard assembly.declaredBytes <= PeerLimits.partialBytesPerConnection - onConnection else {
+            throw WireRejection(.overLimit, "\(assembly.declaredBytes) bytes declared with \(onConnection) in progress "
+                                + "on the connection")
+        }
+        try assembly.takeCharge()
         list.append(assembly)
     }
 
@@ -76,6 +85,7 @@ extension PortTransport {
             throw error
         }
         guard list[index].isComplete else { return nil }
-        return list.remove(at: index).content
+        var whole = list.remove(at: index)
+        return whole.finish()
     }
 }

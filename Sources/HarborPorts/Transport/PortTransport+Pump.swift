@@ -116,7 +116,7 @@ extension PortTransport {
         mutating func append(_ arrival: Arrival) { events.append(arrival) }
 
         consuming func finish(_ transport: PortTransport, _ port: PortCore) -> PumpOutcome {
-            if gotWaiter { transport.signalWaiters() }
+            if gotWaiter { transport.signalWaiters(port: port) }
             var outcome = PumpOutcome()
             outcome.sawEvents = sawEvents
             outcome.onlyReadiness = onlyReadiness
@@ -231,7 +231,7 @@ extension PortTransport {
             }
             return true
         case .waiter(let eventfd):
-            table.withLock { $0.waiters.append(eventfd) }
+            registerWaiter(eventfd, token: token)
             collected.gotWaiter = true
             return false
         }

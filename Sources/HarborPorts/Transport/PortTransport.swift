@@ -10,10 +10,14 @@
 // in PortTransport+Pump.swift, one packet off a connection in
 // PortTransport+Packet.swift, fragment reassembly in
 // PortTransport+Fragments.swift, the pump's buffers in PumpBuffers.swift.
+// Back-pressure (waiters, grants, the counter's repair) is in
+// PortTransport+BackPressure.swift; what each uid's queued messages hold in
+// PeerLedger.swift, its limits in PeerLimits.swift.
 //
 // Locks: `pump` (the receive buffers) is taken before `table`, never after.
 // Only non-blocking calls (recvmsg, epoll_ctl, eventfd write) run under them;
 // messages are queued and notifications delivered after both are released.
+// `ledger` is a leaf, taken under the port's own lock.
 import CHarborLinux
 import Glibc
 import Synchronization
@@ -41,13 +45,19 @@ package final class PortTransport: Sendable {
     struct Table: ~Copyable {
         var connections: [UInt64: Connection] = [:]
         var watches: [UInt64: Watch] = [:]
-        /// Eventfds of senders in other processes waiting for a slot.
-        var waiters: [SharedDescriptor] = []
+        /// Eventfds of senders in other processes waiting for a slot, one
+        /// per connection (`PeerLimits.waitersPerConnection`), by its token.
+        var waiters: [UInt64: SharedDescriptor] = [:]
+        /// The receiver's own view of back-pressure (PortTransport+BackPressure.swift).
+        var backPressure = BackPressure()
         var nextToken: UInt64 = 1
         var isShutDown = false
     }
 
     let table = Mutex(Table())
+    /// What each uid's queued messages hold (PeerLedger.swift); a leaf
+    /// lock, taken under the port's lock.
+    let ledger = Mutex(PeerLedger())
     let pumpBuffers = Mutex(PumpBuffers())
     /// Bumped, under the table lock, whenever a connection leaves the
     /// table: the pump's cached connection is good while this is unchanged.
@@ -123,16 +133,23 @@ package final class PortTransport: Sendable {
         return taken.map { ($0.kind, $0.socket) }
     }
 
-    /// Forgets a connection and closes it. The pump, which calls this under
-    /// its lock, drops its cached connection first (``PumpBuffers``); a
-    /// caller outside the pump uses `withdraw`.
+    /// Forgets a connection and closes it, and its waiter. The pump, which
+    /// calls this under its lock, drops its cached connection first
+    /// (``PumpBuffers``); a caller outside the pump uses `withdraw`.
     func close(_ token: UInt64) {
-        guard let connection = table.withLock({ table -> Connection? in
+        let (connection, waiter) = table.withLock { table -> (Connection?, SharedDescriptor?) in
             departures.add(1, ordering: .releasing)
-            return table.connections.removeValue(forKey: token)
-        }) else { return }
+            let waiter = table.waiters.removeValue(forKey: token)
+            if waiter != nil { slots.setRegisteredWaiters(table.waiters.count) }
+            return (table.connections.removeValue(forKey: token), waiter)
+        }
+        _ = waiter  // closed here, outside the lock
+        guard let connection else { return }
         EpollControl.remove(epollFD, connection.socket.rawValue)
     }
+
+    /// The number of connections (what a receive right moved in holds).
+    package var connectionCount: Int { table.withLock { $0.connections.count } }
 
     // MARK: Watching other processes' ports for their death
 
@@ -159,25 +176,7 @@ package final class PortTransport: Sendable {
         EpollControl.remove(epollFD, watch.route.socket.rawValue)
     }
 
-    // MARK: Back-pressure
-
-    /// A slot was freed: wake senders in other processes that wait for one.
-    package func slotFreed(port: PortCore) {
-        guard slots.waiters > 0 else { return }
-        // Their wait packets may still sit in the sockets.
-        pump(into: port)
-        signalWaiters()
-    }
-
-    func signalWaiters() {
-        guard slots.free > 0 else { return }
-        let waiters = table.withLock { table in
-            defer { table.waiters.removeAll() }
-            return table.waiters
-        }
-        var one: UInt64 = 1
-        for waiter in waiters { _ = Glibc.write(waiter.rawValue, &one, 8) }
-    }
+    // MARK: Shutting down
 
     /// Closes every connection (senders elsewhere see hang-up) and waiter.
     /// Waiters are woken first: if the port moved, they register again
@@ -193,12 +192,13 @@ package final class PortTransport: Sendable {
                     table.connections.removeAll()
                     table.watches.removeAll()
                     table.waiters.removeAll()
+                    slots.setRegisteredWaiters(0)
                 }
-                return (Array(table.connections.values), Array(table.watches.values), table.waiters)
+                return (Array(table.connections.values), Array(table.watches.values), Array(table.waiters.values))
             }
         }
-        var one: UInt64 = 1
-        for waiter in waiters { _ = Glibc.write(waiter.rawValue, &one, 8) }
+        ledger.withLock { $0 = PeerLedger() }
+        for waiter in waiters { Self.signal(waiter, SharedSlots.wake) }
         for connection in connections { EpollControl.remove(epollFD, connection.socket.rawValue) }
         for watch in watches { EpollControl.remove(epollFD, watch.route.socket.rawValue) }
     }

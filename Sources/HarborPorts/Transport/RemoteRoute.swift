@@ -195,7 +195,10 @@ package final class RemoteRoute: Sendable {
         var header = ByteWriter(capacity: WireFormat.headerSize)
         header.append(WireFormat.version)
         header.append(WireFormat.Kind.message.rawValue)
-        header.append(WireFormat.Flags.inMemoryFile.rawValue)
+        // The inner packet's "counts" flag repeated outside: a receiver that
+        // loses the memory file (MSG_CTRUNC) still knows to give its slot back.
+        header.append(WireFormat.Flags.inMemoryFile.rawValue
+                      | UInt16(head[2]) & WireFormat.Flags.countsAgainstLimit.rawValue)
         header.append(Int32(0))
         header.append(UInt32(0))
         header.append(UInt16(0))
@@ -246,8 +249,16 @@ package final class RemoteRoute: Sendable {
         }
     }
 
-    /// Registers with the receiver and sleeps until a slot frees, the
-    /// receiver dies or the deadline passes.
+    /// Registers with the receiver and sleeps until a slot frees (or the
+    /// receiver grants one), the receiver dies or the deadline passes.
+    ///
+    /// The wait packet is sent again on a timer (1 ms, doubling to 64 ms):
+    /// the shared counter and the wake-ups are hints a hostile sender can
+    /// spoil (a counter written "full", a registration displaced by another
+    /// process on a shared connection), and each new wait packet makes the
+    /// receiver look again with its own count, granting a slot when it has
+    /// room (PortTransport+BackPressure.swift). A grant comes through the
+    /// eventfd, which only this process and the receiver hold.
     private func waitForSlot(
         _ slots: SharedSlots, deadline: WaitDeadline, content: MessageContent, port: PortCore?
     ) throws(PortError) {
@@ -264,23 +275,45 @@ package final class RemoteRoute: Sendable {
         slots.addWaiter(1)
         defer { slots.addWaiter(-1) }
         var registered = false
+        var pause = Self.firstLook
         while true {
             if !registered { registered = (try? sendWaitPacket(eventfd)) ?? false }
             if slots.tryAcquire() { return }
-            let ready = waitFor(events: registered ? 0 : Int16(POLLOUT), extra: eventfd.rawValue, deadline: deadline)
+            let look = Self.earlier(deadline, pause)
+            let ready = waitFor(events: registered ? 0 : Int16(POLLOUT), extra: eventfd.rawValue, deadline: look)
             if ready.hungUp {
                 port?.remoteDied()
                 throw PortError(.deadName, "send to \(name), whose receive right is gone", returning: content)
             }
             if ready.extra {
                 var value: UInt64 = 0
-                _ = Glibc.read(eventfd.rawValue, &value, 8)
+                // Non-blocking (the receiver set O_NONBLOCK on it too): another
+                // thread of this process may have read it first.
+                if Glibc.read(eventfd.rawValue, &value, 8) == 8, value >= SharedSlots.grant { return }
                 registered = false  // the receiver used our registration up
+            } else if !ready.socket && !deadline.hasPassed {
+                registered = false  // the timer: register again, so the receiver looks again
+                pause = min(pause * 2, Self.lastLook)
             }
             if !ready.socket && !ready.extra && deadline.hasPassed {
                 if slots.tryAcquire() { return }
                 throw PortError(.timedOut, "\(name) stayed at its queue limit", returning: content)
             }
+        }
+    }
+
+    /// How long a waiting sender first sleeps before it registers again,
+    /// and the most it ever sleeps between registrations.
+    private static let firstLook = Duration.milliseconds(1)
+    private static let lastLook = Duration.milliseconds(64)
+
+    /// `deadline`, or `timeout` from now if that comes first.
+    private static func earlier(_ deadline: WaitDeadline, _ timeout: Duration) -> WaitDeadline {
+        let timer = WaitDeadline(timeout: timeout)
+        switch (deadline, timer) {
+        case (.at(let end), .at(let tick)): return tick < end ? timer : deadline
+        case (.never, _): return timer
+        default: return deadline
         }
     }
 

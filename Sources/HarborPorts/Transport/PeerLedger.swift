@@ -1,0 +1,95 @@
+// Harbor — what the messages each uid queued on a port hold, until received.
+//
+// A peer's messages wait in the port's queue until the receiving program
+// takes them; meanwhile they hold descriptors and mapped memory here. The
+// ledger charges each queued message that holds anything (or that arrived
+// past the queue limit) to the uid that delivered it, and refuses a message
+// that would take the uid past its limits (PeerLimits).
+//
+// No hook on the receive path: a port's queue is first in, first out, and
+// its sequence number counts messages handed out, so a message queued
+// behind n others is gone once the sequence number has grown by n + 1. An
+// entry records that point; entries are settled (released) whenever the
+// ledger is consulted, which is when the next message that needs it arrives.
+// So plain messages within the limit, the usual traffic, never touch it.
+import DequeModule
+
+/// What one uid's queued messages hold on one port.
+package struct PeerUsage: Equatable, Sendable {
+    /// Messages queued past the port's limit (counted ones; uncounted ones
+    /// past the flood headroom).
+    package var overLimit = 0
+    package var descriptors = 0
+    /// Bytes of out-of-line regions (sealed memfds and copied regions).
+    package var regionBytes = 0
+
+    package init(overLimit: Int = 0, descriptors: Int = 0, regionBytes: Int = 0) {
+        self.overLimit = overLimit
+        self.descriptors = descriptors
+        self.regionBytes = regionBytes
+    }
+
+    static func + (lhs: PeerUsage, rhs: PeerUsage) -> PeerUsage {
+        PeerUsage(overLimit: lhs.overLimit + rhs.overLimit, descriptors: lhs.descriptors + rhs.descriptors,
+                  regionBytes: lhs.regionBytes + rhs.regionBytes)
+    }
+
+    static func - (lhs: PeerUsage, rhs: PeerUsage) -> PeerUsage {
+        PeerUsage(overLimit: lhs.overLimit - rhs.overLimit, descriptors: lhs.descriptors - rhs.descriptors,
+                  regionBytes: lhs.regionBytes - rhs.regionBytes)
+    }
+
+    var isZero: Bool { self == PeerUsage() }
+}
+
+/// The charges of one port's queued messages, by uid.
+///
+/// **Thread safety:** none; `PortTransport.ledger` is its mutex.
+package struct PeerLedger {
+    private struct Entry {
+        /// The port's sequence number once this message has been handed out.
+        let settledAt: UInt64
+        let uid: UInt32
+        let usage: PeerUsage
+    }
+
+    private var entries = Deque<Entry>()
+    private var byUid: [UInt32: PeerUsage] = [:]
+
+    package init() {}
+
+    /// What `uid`'s messages still queued hold (after `settle`).
+    package func usage(of uid: UInt32) -> PeerUsage { byUid[uid] ?? PeerUsage() }
+
+    /// What every uid's queued messages hold together (a moved receive
+    /// right carries its queue: its weight is the whole of it).
+    package var total: PeerUsage { byUid.values.reduce(PeerUsage(), +) }
+
+    /// Releases the charges of messages the port has handed out: those
+    /// whose point is at or before `handedOut`, its sequence number.
+    package mutating func settle(handedOut: UInt64) {
+        while let first = entries.first, first.settledAt <= handedOut {
+            entries.removeFirst()
+            let left = (byUid[first.uid] ?? PeerUsage()) - first.usage
+            byUid[first.uid] = left.isZero ? nil : left
+        }
+    }
+
+    /// Charges a message from `uid` that is about to be queued behind
+    /// `queued` others on a port that has handed out `handedOut` messages,
+    /// unless that takes the uid past a limit: then nothing is charged and
+    /// the reason is returned.
+    package mutating func charge(
+        _ usage: PeerUsage, to uid: UInt32, handedOut: UInt64, queued: Int
+    ) -> WireRejectionReason? {
+        settle(handedOut: handedOut)
+        let after = self.usage(of: uid) + usage
+        if usage.overLimit > 0, after.overLimit > PeerLimits.overLimitMessagesPerUid { return .flood }
+        if usage.descriptors > 0, after.descriptors > PeerLimits.queuedDescriptorsPerUid { return .overLimit }
+        if usage.regionBytes > 0, after.regionBytes > PeerLimits.queuedRegionBytesPerUid { return .overLimit }
+        if usage.isZero { return nil }
+        byUid[uid] = after
+        entries.append(Entry(settledAt: handedOut &+ UInt64(queued) &+ 1, uid: uid, usage: usage))
+        return nil
+    }
+}

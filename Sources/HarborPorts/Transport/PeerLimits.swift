@@ -1,0 +1,81 @@
+// Harbor — what another process may make this one hold (P12), in one place.
+//
+// Every resource a peer can make a receiver hold is charged to something
+// the kernel vouches for: the connection it arrived on, or the uid in the
+// packet's SCM_CREDENTIALS. A peer over a limit gets a typed, counted
+// refusal (`WireRejection` `overLimit`, or `flood` for the queue); others
+// are unaffected, and everything is released when the peer's connection
+// closes (what it holds on a connection) or its messages are received
+// (what it queued). Docs/CrossProcess.md, "Limits", lists them with the
+// reasons for each number.
+import Glibc
+
+/// The limits on what a peer may make this process hold.
+///
+/// Connections are not limited here: a peer cannot open one. Only the
+/// receiver makes connections (one per send right it exports, or the ones a
+/// moved receive right brings, which count as that message's descriptors),
+/// so how many exist is the receiving program's choice; harbord limits its
+/// bootstrap connections per uid itself.
+package enum PeerLimits {
+    // MARK: Per connection
+
+    /// Waiter eventfds held for one connection. A wait packet replaces the
+    /// connection's previous one (closing it), so a peer re-sending wait
+    /// packets holds one descriptor here, and none once its connection closes.
+    package static let waitersPerConnection = 1
+
+    /// Bytes that fragmented messages in progress on one connection may
+    /// declare (their copied regions), together. One message of the largest
+    /// payload the benchmarks send (256 MiB) fits; a larger one is refused
+    /// when its first packet arrives, before its regions are reserved.
+    package static let partialBytesPerConnection = 256 << 20
+
+    /// Fragmented messages in progress on one connection at once (one per
+    /// sending process; WireFormat.md, "Fragmented messages").
+    package static let assembliesPerConnection = WireFormat.maximumAssemblies
+
+    // MARK: Per uid
+
+    /// Bytes that fragmented messages in progress from one uid may declare,
+    /// together, over every connection of this process: a uid that sends
+    /// three unfinished 256 MiB messages on three connections holds one.
+    package static let partialBytesPerUid = 256 << 20
+
+    /// Messages one uid may have queued on a port beyond its queue limit.
+    /// An honest sender takes a slot of the shared counter before each
+    /// counted message, so its messages go past the limit only when they
+    /// were already in flight while another process sent without a slot
+    /// (at most the limit's worth), or when the receiver granted it a slot
+    /// (Docs/CrossProcess.md, "Back-pressure"). Beyond this a counted message
+    /// is refused (`flood`).
+    package static let overLimitMessagesPerUid = 256
+
+    /// Bytes of out-of-line regions (sealed memfds and copied regions) in
+    /// the messages one uid has queued on one port, not yet received.
+    package static let queuedRegionBytesPerUid = 1 << 30
+
+    /// Descriptors in the messages one uid has queued on one port, not yet
+    /// received: a quarter of this process's descriptor limit, at least 64.
+    /// A share of the limit rather than a number: harbord under
+    /// `LimitNOFILE=1024` and a test under 20,000 need different ones.
+    package static var queuedDescriptorsPerUid: Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 64 }
+        let soft = Int(clamping: min(limit.rlim_cur, 1 << 20))  // RLIM_INFINITY is the largest value
+        return max(64, soft / 4)
+    }
+
+    // MARK: Per message
+
+    /// Bytes of one sealed out-of-line region a receiver maps (a copied
+    /// region is limited by `partialBytesPerConnection`). A larger memfd is
+    /// refused, closed without being mapped.
+    package static let regionBytes = 1 << 30
+
+    /// Out-of-line regions in one message (checked by the parser).
+    package static let regionsPerMessage = Message.maximumRegions
+
+    /// Rights carried by one message (checked by the parser).
+    package static let rightsPerMessage = Message.maximumCarriedRights
+}
