@@ -34,10 +34,18 @@ struct Hold: ParsableCommand {
             }
         }
         say("holding \(held.count) name\(held.count == 1 ? "" : "s")")
+        // Wait for SIGINT, SIGTERM or SIGHUP (taken even where a parent left
+        // them blocked), or the time given; then let go of the names and exit 0.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
         if let seconds {
-            usleep(useconds_t(min(seconds * 1_000_000, Double(UInt32.max - 1))))
+            var wait = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
+            while sigtimedwait(&signals, nil, &wait) < 0 && errno == EINTR {}
         } else {
-            while true { pause() }
+            var caught: CInt = 0
+            sigwait(&signals, &caught)
         }
         withExtendedLifetime(client) {}
         held.removeAll()

@@ -79,7 +79,7 @@ public final class BootstrapClient: Sendable {
     public func lookUp(_ name: String) throws(BootstrapError) -> SendRight {
         var reply = try request(BootstrapRequest.lookUp, name: name)
         do { return try reply.takeSendRight(at: 0) } catch {
-            throw BootstrapError(.badReply, "look-up reply without a send right", underlying: error)
+            throw BootstrapError(.badReply, "look-up reply without a send right: \(error.detail)", underlying: error)
         }
     }
 

@@ -94,6 +94,9 @@ final class BootstrapLink: Sendable {
                 try link.right.send(message, timeout: timeout)
             } catch {
                 if error.code == .deadName, attempt == 1, !socketPath.isEmpty {
+                    // The unused reply right dies with the undelivered request and
+                    // its send-once notification goes to `replies`: use a new port.
+                    replies = ReceiveRight()
                     link = try reconnect(after: link.generation)
                     continue
                 }
@@ -111,6 +114,7 @@ final class BootstrapLink: Sendable {
             }
             // A server that died holding the request: its send-once connection closed unused.
             if reply.notification != nil {
+                replies = ReceiveRight()
                 throw BootstrapError(.unreachable, "the name server dropped the request")
             }
             guard reply.id == 0 else {
