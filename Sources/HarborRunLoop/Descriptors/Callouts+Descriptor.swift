@@ -5,6 +5,6 @@ extension Callout {
     /// `__CFRUNLOOP_IS_CALLING_OUT_TO_A_SOURCE1_PERFORM_FUNCTION__`).
     @inline(never)
     static func descriptor(_ source: DescriptorSource, _ events: DescriptorEvents) {
-        source.handler(events)
+        source.handler(source, events)
     }
 }

@@ -33,7 +33,7 @@ public final class DescriptorSource: Sendable, CustomStringConvertible {
     /// Lower orders run first when several descriptors are ready in one pass.
     public let order: Int
     let label: String
-    let handler: @Sendable (DescriptorEvents) -> Void
+    let handler: @Sendable (DescriptorSource, DescriptorEvents) -> Void
     let interests: Atomic<UInt32>
     let membership = Mutex(Membership())
     /// The token its epoll registrations carry while it is in a loop.
@@ -53,9 +53,20 @@ public final class DescriptorSource: Sendable, CustomStringConvertible {
     ///   - order: lower runs first among descriptors ready in one pass.
     ///   - handler: called on the loop's thread with the ready events.
     /// - Throws: ``SourceError/Code/invalidArgument`` for a negative descriptor.
-    public init(
+    public convenience init(
         descriptor: CInt, events: DescriptorEvents, order: Int = 0, closesOnInvalidate: Bool = false,
         label: String = "descriptor", _ handler: @escaping @Sendable (DescriptorEvents) -> Void
+    ) throws(SourceError) {
+        try self.init(descriptor: descriptor, events: events, order: order, closesOnInvalidate: closesOnInvalidate,
+                      label: label) { _, events in handler(events) }
+    }
+
+    /// The same, with a handler that also gets the source (as CF's
+    /// `CFFileDescriptorCallBack` gets its CFFileDescriptor), so it can
+    /// change its events or invalidate itself with no box.
+    public init(
+        descriptor: CInt, events: DescriptorEvents, order: Int = 0, closesOnInvalidate: Bool = false,
+        label: String = "descriptor", _ handler: @escaping @Sendable (DescriptorSource, DescriptorEvents) -> Void
     ) throws(SourceError) {
         guard descriptor >= 0 else {
             throw SourceError(.invalidArgument, "DescriptorSource needs an open descriptor, got \(descriptor)")
@@ -76,7 +87,7 @@ public final class DescriptorSource: Sendable, CustomStringConvertible {
         self.descriptor = descriptor.rawValue
         order = 0
         self.label = label
-        self.handler = handler
+        self.handler = { _, events in handler(events) }
         interests = Atomic(events.epollMask)
         owned = .some(descriptor)
     }

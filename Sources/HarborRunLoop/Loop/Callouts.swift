@@ -8,7 +8,7 @@ import HarborPorts
 enum Callout {
     @inline(never)
     static func observer(_ observer: LoopObserver, _ activity: LoopActivity) {
-        observer.handler(activity)
+        observer.handler(observer, activity)
     }
 
     @inline(never)
@@ -18,7 +18,7 @@ enum Callout {
 
     @inline(never)
     static func source(_ source: LoopSource) {
-        source.handler()
+        source.handler(source)
     }
 
     @inline(never)
@@ -28,6 +28,6 @@ enum Callout {
 
     @inline(never)
     static func port(_ port: PortSource, _ message: consuming Message) {
-        port.handler(message)
+        port.handler(port, message)
     }
 }

@@ -23,8 +23,10 @@ public final class Loop: Sendable {
     /// `pthread_self()` of the owning thread; 0 until claimed (the main
     /// loop may be made from another thread before the main thread asks).
     let owner: Atomic<UInt>
-    /// The owner's kernel thread id, for descriptions and messages.
-    let threadID: pid_t
+    /// The owner's kernel thread id, for descriptions and messages (0 for a
+    /// ``LoopThread``'s loop until its thread starts).
+    var threadID: pid_t { storedThreadID.load(ordering: .relaxed) }
+    private let storedThreadID: Atomic<pid_t>
     /// Whether this is the main thread's loop.
     public let isMain: Bool
     /// Per-nesting-depth event buffers; touched only by the loop's thread.
@@ -33,7 +35,7 @@ public final class Loop: Sendable {
     init(owner: pthread_t?, threadID: pid_t, isMain: Bool) {
         state = Mutex(LoopState())
         self.owner = Atomic(owner.map { UInt($0) } ?? 0)
-        self.threadID = threadID
+        storedThreadID = Atomic(threadID)
         self.isMain = isMain
     }
 
@@ -67,6 +69,15 @@ public final class Loop: Sendable {
             stored = made
             return made
         }
+    }
+
+    /// Makes `loop`, made before its thread existed (``LoopThread``), the
+    /// calling thread's ``current`` loop. Called first thing on that thread.
+    static func adopt(_ loop: Loop) {
+        precondition(pthread_getspecific(loopKey) == nil, "Harbor: a thread adopting a loop already has one")
+        loop.storedThreadID.store(charbor_gettid(), ordering: .relaxed)
+        loop.owner.store(UInt(pthread_self()), ordering: .releasing)
+        pthread_setspecific(loopKey, Unmanaged.passRetained(loop).toOpaque())
     }
 
     /// Whether the calling thread owns this loop (and so may run it).

@@ -22,7 +22,7 @@ public final class LoopObserver: Sendable, CustomStringConvertible {
     public let repeats: Bool
     /// Lower orders are called first.
     public let order: Int
-    let handler: @Sendable (LoopActivity) -> Void
+    let handler: @Sendable (LoopObserver, LoopActivity) -> Void
     let membership = Mutex(Membership())
     private let valid = Atomic(true)
     /// Set while its callout runs (CF's "firing" bit): a run nested in the
@@ -30,9 +30,21 @@ public final class LoopObserver: Sendable, CustomStringConvertible {
     private let firing = Atomic(false)
 
     /// An observer of `activities` that calls `handler` with the activity.
-    public init(
+    public convenience init(
         activities: LoopActivity, repeats: Bool = true, order: Int = 0,
         _ handler: @escaping @Sendable (LoopActivity) -> Void
+    ) {
+        self.init(activities: activities, repeats: repeats, order: order) { _, activity in handler(activity) }
+    }
+
+    /// An observer of `activities` whose handler gets the observer itself
+    /// with the activity, as CF's callout does: it can invalidate itself, or
+    /// read its order, with no box filled in after creation.
+    /// **CF equivalent:** `CFRunLoopObserverCreateWithHandler`, whose block
+    /// receives `(CFRunLoopObserverRef, CFRunLoopActivity)`.
+    public init(
+        activities: LoopActivity, repeats: Bool = true, order: Int = 0,
+        _ handler: @escaping @Sendable (LoopObserver, LoopActivity) -> Void
     ) {
         self.activities = activities
         self.repeats = repeats

@@ -21,7 +21,7 @@ import Synchronization
 public final class LoopSource: Sendable, CustomStringConvertible {
     /// Sources with a lower order run first. Fixed at creation, as in CF.
     public let order: Int
-    let handler: @Sendable () -> Void
+    let handler: @Sendable (LoopSource) -> Void
     let label: String
     let membership = Mutex(Membership())
     private let valid = Atomic(true)
@@ -35,7 +35,15 @@ public final class LoopSource: Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - order: lower runs first; default 0.
     ///   - label: a name for ``Loop/description``.
-    public init(order: Int = 0, label: String = "source", _ handler: @escaping @Sendable () -> Void) {
+    public convenience init(order: Int = 0, label: String = "source", _ handler: @escaping @Sendable () -> Void) {
+        self.init(order: order, label: label) { _ in handler() }
+    }
+
+    /// A source whose handler gets the source itself, as CF's perform
+    /// callout gets its `info`: it can invalidate or re-signal itself with
+    /// no box filled in after creation.
+    /// **CF equivalent:** `CFRunLoopSourceCreate` with a context whose `info` is the source.
+    public init(order: Int = 0, label: String = "source", _ handler: @escaping @Sendable (LoopSource) -> Void) {
         self.order = order
         self.label = label
         self.handler = handler

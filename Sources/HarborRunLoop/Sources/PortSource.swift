@@ -31,7 +31,7 @@ public final class PortSource: Sendable, CustomStringConvertible {
     public let order: Int
     let receive: ReceiveRight
     let readinessDescriptor: CInt
-    let handler: @Sendable (consuming Message) -> Void
+    let handler: @Sendable (PortSource, consuming Message) -> Void
     let membership = Mutex(Membership())
     /// The token its epoll registrations carry while it is in a loop.
     /// Guarded by the loop's lock (written only while it is held).
@@ -41,9 +41,21 @@ public final class PortSource: Sendable, CustomStringConvertible {
     /// Moves `receive` into a new source whose handler gets every message.
     /// - Throws: ``PortError/Code/resourceShortage`` if the port's readiness
     ///   descriptor cannot be made.
-    public init(
+    public convenience init(
         _ receive: consuming ReceiveRight, order: Int = 0,
         _ handler: @escaping @Sendable (consuming Message) -> Void
+    ) throws(PortError) {
+        try self.init(receive, order: order) { _, message in handler(message) }
+    }
+
+    /// Moves `receive` into a new source whose handler gets the source and
+    /// every message, as CF's `CFMachPortCallBack` gets its port: it can
+    /// invalidate itself with no box filled in after creation.
+    /// - Throws: ``PortError/Code/resourceShortage`` if the port's readiness
+    ///   descriptor cannot be made.
+    public init(
+        _ receive: consuming ReceiveRight, order: Int = 0,
+        _ handler: @escaping @Sendable (PortSource, consuming Message) -> Void
     ) throws(PortError) {
         self.readinessDescriptor = try receive.core.readinessDescriptor()
         self.receive = receive

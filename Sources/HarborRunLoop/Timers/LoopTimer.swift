@@ -16,8 +16,11 @@ import Synchronization
 ///   that empties the running mode the run returns ``LoopRunResult/finished``.
 /// - Firing a timer is not "handling a source".
 ///
-/// Dates are offsets from now (`Duration`) measured on `CLOCK_MONOTONIC`,
-/// the clock `timerfd` uses; ``timeUntilFire`` reads one back.
+/// Dates are kept on `CLOCK_MONOTONIC`, the clock `timerfd` uses. They are
+/// given as offsets from now (`Duration`, ``timeUntilFire`` reads one back)
+/// or as absolute `ContinuousClock` instants (``nextFireDate``,
+/// ``setNextFireDate(_:)``, ``init(at:repeating:tolerance:label:_:)``), the
+/// clock of `Loop.run(until:)`; a date that was set reads back exactly.
 ///
 /// **Cost:** one allocation (the object). Adding, removing or rescheduling
 /// is O(log n) per mode, with no hashing: the timer keeps its own position
@@ -48,6 +51,9 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
         var owner: Loop?
         /// Added "for common": joins modes added to the common set later.
         var isCommon = false
+        /// How `fireDate` reads as an absolute date; nil until one is set
+        /// or read (see `FireDateAnchor`), and again after a relative move.
+        var anchor: FireDateAnchor?
     }
 
     let state: Mutex<State>
@@ -65,13 +71,26 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
     ///   - interval: `nil` for a one-shot timer; otherwise the period.
     ///   - tolerance: how late the loop may fire it to save wake-ups.
     ///   - handler: called on the loop's thread with the timer.
-    public init(
+    /// **CF equivalent:** `CFRunLoopTimerCreateWithHandler(…, CFAbsoluteTimeGetCurrent() + delay, …)`,
+    /// `+[NSTimer timerWithTimeInterval:repeats:block:]`.
+    public convenience init(
         after delay: Duration, repeating interval: Duration? = nil, tolerance: Duration = .zero,
         label: String = "timer", _ handler: @escaping @Sendable (LoopTimer) -> Void
     ) {
-        let fire = MonotonicInstant.now.adding(delay).nanoseconds
+        self.init(fire: MonotonicInstant.now.adding(delay).nanoseconds, anchor: nil,
+                  interval: interval, tolerance: tolerance, label: label, handler)
+    }
+
+    /// The one initializer: a first fire date on CLOCK_MONOTONIC and how it
+    /// reads as an absolute date.
+    init(
+        fire: Int64, anchor: FireDateAnchor?, interval: Duration?, tolerance: Duration,
+        label: String, _ handler: @escaping @Sendable (LoopTimer) -> Void
+    ) {
         let period = interval.map { max(1, $0.saturatingNanoseconds) }
-        state = Mutex(State(fireDate: fire, interval: period, tolerance: tolerance.saturatingNanoseconds))
+        var initial = State(fireDate: fire, interval: period, tolerance: tolerance.saturatingNanoseconds)
+        initial.anchor = anchor
+        state = Mutex(initial)
         self.handler = handler
         self.label = label
     }
@@ -95,9 +114,14 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
     /// restarts there); the loop re-arms its wake-up, waking if it sleeps.
     /// CF: `CFRunLoopTimerSetNextFireDate`.
     public func setFireDate(after delay: Duration) {
-        let fire = MonotonicInstant.now.adding(delay).nanoseconds
+        move(toFire: MonotonicInstant.now.adding(delay).nanoseconds, anchor: nil)
+    }
+
+    /// Sets the next fire date (and its absolute reading), then re-arms the loop.
+    func move(toFire fire: Int64, anchor: FireDateAnchor?) {
         let stillValid = state.withLock { state -> Bool in
             state.fireDate = fire
+            state.anchor = anchor
             state.reschedules &+= 1
             return state.valid
         }
@@ -128,7 +152,8 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
         loop?.detachTimer(self)
     }
 
-    private var loop: Loop? { state.withLock { $0.owner } }
+    /// The loop the timer is scheduled in, if any.
+    var loop: Loop? { state.withLock { $0.owner } }
 
     /// Advances a repeating timer past `now` on its grid; returns false for a
     /// one-shot timer. Called under the loop's lock.

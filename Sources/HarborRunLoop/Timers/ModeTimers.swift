@@ -52,6 +52,9 @@ final class ModeTimers: @unchecked Sendable {
     /// The earliest fire date. O(1).
     var earliestFireDate: Int64? { nextEntry?.key }
 
+    /// The timer with the earliest fire date. O(1).
+    var earliest: LoopTimer? { nextEntry?.timer.takeUnretainedValue() }
+
     /// Every scheduled timer, unordered.
     var all: [LoopTimer] {
         (strict.timers + lenientByFire.timers).map { $0.takeUnretainedValue() }
