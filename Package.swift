@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Harbor", targets: ["Harbor"]),
         .library(name: "HarborPorts", targets: ["HarborPorts"]),
         .library(name: "HarborRunLoop", targets: ["HarborRunLoop"]),
+        .library(name: "HarborFoundation", targets: ["HarborFoundation"]),
         .library(name: "HarborSystemd", targets: ["HarborSystemd"]),
         .executable(name: "harbor-demo", targets: ["harbor-demo"]),
         .executable(name: "harbor-seeds", targets: ["harbor-seeds"]),
@@ -63,6 +64,13 @@ let package = Package(
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
             ],
+            swiftSettings: strict
+        ),
+        // NSRunLoop's and NSTimer's Date and TimeInterval forms over the run
+        // loop, for Foundation code; the core stays free of Foundation.
+        .target(
+            name: "HarborFoundation",
+            dependencies: ["HarborRunLoop"],
             swiftSettings: strict
         ),
         // Layer 4: sd-event nesting both ways, sd_notify, socket activation.
@@ -159,6 +167,11 @@ let package = Package(
         .testTarget(
             name: "HarborRunLoopTests",
             dependencies: ["Harbor", "HarborRunLoop", "HarborTestSupport", "harbor-seeds", "harbor-mainloop-probe"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HarborFoundationTests",
+            dependencies: ["HarborFoundation", "HarborRunLoop", "HarborTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

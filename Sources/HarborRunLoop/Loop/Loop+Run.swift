@@ -92,6 +92,17 @@ extension Loop {
     /// run polls once and times out without reading the clock.
     static let passedDeadline = Int64.min
 
+    /// Whether running `mode` now would return at once as finished: it has
+    /// no source, timer or pending block (or is `.common`, or the loop's
+    /// thread has exited). NSRunLoop's `_CFRunLoopFinished`. Any thread.
+    package func hasNothingToRun(inMode name: LoopMode) -> Bool {
+        guard name != .common else { return true }
+        return state.withLock { state in
+            guard !state.terminated, let mode = state.modes[name] else { return true }
+            return isEmpty(mode, state)
+        }
+    }
+
     /// A mode is empty without sources, timers or blocks waiting for it.
     func isEmpty(_ mode: ModeState, _ state: borrowing LoopState) -> Bool {
         !mode.hasSourcesOrTimers && !state.blocks.contains { $0.runs(in: mode) } && !mainQueueKeepsAlive(mode)

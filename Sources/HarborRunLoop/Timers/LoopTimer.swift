@@ -102,7 +102,11 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
     public var repeats: Bool { interval != nil }
 
     /// How late the loop may fire it. CF: `CFRunLoopTimerGetTolerance`.
-    public var tolerance: Duration { .nanoseconds(state.withLock { $0.tolerance }) }
+    public var tolerance: Duration { .nanoseconds(toleranceNanoseconds) }
+
+    /// The tolerance in nanoseconds, for HarborFoundation's `TimeInterval`
+    /// form (whose `tolerance` hides this one inside its module).
+    package var toleranceNanoseconds: Int64 { state.withLock { $0.tolerance } }
 
     /// Sets the tolerance; the loop re-arms its wake-up. CF: `CFRunLoopTimerSetTolerance`.
     public func setTolerance(_ tolerance: Duration) {
@@ -140,6 +144,16 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
 
     /// False once invalidated.
     public var isValid: Bool { state.withLock { $0.valid } }
+
+    /// Calls the handler now, on the calling thread, whatever the fire date;
+    /// a one-shot timer is then invalidated, a repeating one keeps its
+    /// schedule. Does nothing once invalid.
+    /// **CF equivalent:** `-[NSTimer fire]` (CF has none).
+    public func fire() {
+        guard isValid else { return }
+        handler(self)
+        if !repeats { invalidate() }
+    }
 
     /// Stops the timer for good and removes it from every mode. Any thread.
     /// CF: `CFRunLoopTimerInvalidate`.
