@@ -16,6 +16,9 @@ struct Hold: ParsableCommand {
             """)
 
     @Argument(help: "The names to check in.") var names: [String]
+    @Option(name: .long, help: ArgumentHelp(
+        "Check in NAME.1 … NAME.N for each NAME given, instead of the names themselves.", valueName: "N"))
+    var count: Int?
     @Option(name: .long, help: ArgumentHelp("Exit 0 after this many seconds.", valueName: "seconds"))
     var seconds: Double?
     @OptionGroup var connection: ConnectionOptions
@@ -23,12 +26,19 @@ struct Hold: ParsableCommand {
     func validate() throws {
         guard !names.isEmpty else { throw ValidationError("give at least one name") }
         if let seconds, !(seconds > 0 && seconds <= 86_400 * 365) { throw ValidationError("--seconds must be positive") }
+        if let count, !(1...1_000_000).contains(count) { throw ValidationError("--count must be between 1 and 1000000") }
+    }
+
+    /// The names to check in, with `--count` expanded.
+    private var expanded: [String] {
+        guard let count else { return names }
+        return names.flatMap { name in (1...count).map { "\(name).\($0)" } }
     }
 
     func run() throws {
         let client = try connection.connect()
         var held: [HeldPort] = []
-        for name in names {
+        for name in expanded {
             do throws(BootstrapError) { held.append(HeldPort(try client.checkIn(name))) } catch {
                 throw CommandFailure(error, name: name)
             }

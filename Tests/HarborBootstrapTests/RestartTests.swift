@@ -86,12 +86,23 @@ final class SupervisedHarbord {
         Child([builtExecutable("harbor")] + arguments, environment: baseEnvironment() + ["HARBOR_BOOTSTRAP=\(socketPath)"])
     }
 
-    /// Stops the loop, then harbord.
+    /// Stops the loop, then harbord (SIGTERM; SIGKILL if it lingers).
     func stop() {
-        let running = children(of: child.pid)
+        let running = children(of: child.pid).filter { command(of: $0) == "harbord" }
         kill(child.pid, SIGKILL)
         _ = child.waitForExit()
         for pid in running { kill(pid, SIGTERM) }
+        for pid in running {
+            let deadline = ContinuousClock.now + .seconds(5)
+            while isRunning(pid) && ContinuousClock.now < deadline { usleep(10_000) }
+            if isRunning(pid) { kill(pid, SIGKILL) }
+        }
+    }
+
+    /// Alive and not a zombie (an orphan is reaped by whoever adopts it).
+    private func isRunning(_ pid: pid_t) -> Bool {
+        guard let stat = readText("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return false }
+        return !stat[close...].hasPrefix(") Z")
     }
 
     private func children(of pid: pid_t) -> [pid_t] {

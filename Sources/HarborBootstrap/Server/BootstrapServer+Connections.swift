@@ -56,7 +56,7 @@ extension BootstrapServer {
         var message: Message
         if let refusal {
             message = Message(id: refusal.code.rawValue, text: refusal.detail)
-            log(.notice, "refused a connection: \(refusal.detail)")
+            logEvent(.notice, "refused a connection: \(refusal.detail)")
         } else if let port = userPort(for: uid) {
             message = Message(id: 0, text: "harbor bootstrap")
             message.attach(port.port.makeSendRight())

@@ -59,11 +59,11 @@ extension BootstrapServer {
             entry.waiting = WaitingPort()
             entry.pid = nil
             entry.unitRequested = false
-            log(.notice, "\(entry.key.name) (\(entry.key.scope)): \(who) is gone; the name waits for the next check-in")
+            logEvent(.notice, "\(entry.key.name) (\(entry.key.scope)): \(who) is gone; the name waits for the next check-in")
         case .checkedIn, .registered:
             entries[entry.key] = nil
             charge(entry.owner) { $0.names -= 1 }
-            log(.info, "\(entry.key.name) (\(entry.key.scope)): \(who) is gone; name removed")
+            logEvent(.info, "\(entry.key.name) (\(entry.key.scope)): \(who) is gone; name removed")
         }
     }
 

@@ -135,7 +135,7 @@ extension BootstrapServer {
         hold(entry, in: session, pid: sender.pid)
         entry.unitRequested = true
         send(answer, replyingTo: &request)
-        log(.info, "checked in \(name) (\(entry.key.scope), pid \(sender.pid)"
+        logEvent(.info, "checked in \(name) (\(entry.key.scope), pid \(sender.pid)"
             + (waited > 0 ? ", \(waited) message\(waited == 1 ? "" : "s") waiting)" : ")"))
     }
 
@@ -165,7 +165,7 @@ extension BootstrapServer {
         charge(sender.uid) { $0.names += 1 }
         hold(entry, in: session, pid: sender.pid)
         send(Message(id: 0, text: BootstrapListing.key(entry.listing).cursor), replyingTo: &request)
-        log(.info, "registered \(name) (\(key.scope), pid \(sender.pid))")
+        logEvent(.info, "registered \(name) (\(key.scope), pid \(sender.pid))")
     }
 
     private func unregister(_ name: String, _ request: inout Message, from sender: ProcessIdentity) {
@@ -180,7 +180,7 @@ extension BootstrapServer {
         }
         remove(entry)
         send(Message(id: 0), replyingTo: &request)
-        log(.info, "unregistered \(name) (\(key.scope), pid \(sender.pid))")
+        logEvent(.info, "unregistered \(name) (\(key.scope), pid \(sender.pid))")
     }
 
     /// One page of the names `sender`'s uid can see (its own and the shared ones).

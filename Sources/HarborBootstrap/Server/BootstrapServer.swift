@@ -78,6 +78,7 @@ public final class BootstrapServer: @unchecked Sendable {
     var loop: Loop?
     var mode: LoopMode = .default
     private var lastSummary: Summary?
+    private var events = EventWindow()
 
     /// Opens the endpoint and declares the policy's names.
     /// - Parameters:
@@ -173,6 +174,44 @@ public final class BootstrapServer: @unchecked Sendable {
             lastSummary = current
             onChange?(current)
         }
+    }
+
+    // MARK: Logging
+
+    /// The events any process can cause (check-ins, registrations, names
+    /// gone, refused connections) are logged one by one up to
+    /// ``EventWindow/perSecond`` a second; beyond that they are counted and
+    /// summed up a second later, so no uid can flood the journal.
+    func logEvent(_ level: LogLevel, _ text: String) {
+        let now = ContinuousClock.now
+        if now - events.start >= .seconds(1) {
+            flushEvents()
+            events.start = now
+            events.logged = 0
+        }
+        if events.logged < EventWindow.perSecond {
+            events.logged += 1
+            log(level, text)
+            return
+        }
+        if events.suppressed == 0, let loop {
+            loop.perform(after: .seconds(1), inModes: [mode]) { [weak self] in self?.flushEvents() }
+        }
+        events.suppressed += 1
+    }
+
+    private func flushEvents() {
+        guard events.suppressed > 0 else { return }
+        log(.info, "… and \(events.suppressed) more name events (check-ins, registrations, departures) in that second")
+        events.suppressed = 0
+    }
+
+    /// Events logged in the current second.
+    struct EventWindow {
+        static let perSecond = 20
+        var start = ContinuousClock.now
+        var logged = 0
+        var suppressed = 0
     }
 
     // MARK: The socket

@@ -1,0 +1,150 @@
+// Harbor — P12 at the name server: what one uid can make harbord hold is bounded, refused with a typed error,
+// harmless to other uids, and released when its processes leave.
+import Glibc
+import Harbor
+import HarborBootstrap
+import HarborTestSupport
+import Testing
+
+extension BootstrapTests {
+    @Suite(.timeLimit(.minutes(1))) struct QuotaTests {
+        /// P12: `nobody` checks in one name more than its quota: the last is
+        /// refused with overQuota (`harbor` exits 6); root's names are its
+        /// own quota's business; when nobody's process exits its names are
+        /// released and it may check them in again.
+        @Test func P12_namesOverAUidsQuotaAreRefusedAndReleasedWhenItsProcessLeaves() throws {
+            try #require(geteuid() == 0, "needs root to run a child as nobody")
+            let harbord = HarbordProcess(extraArguments: ["--max-names-per-uid", "5"])
+            #expect(harbord.waitUntilReady())
+            let greedy = harbord.harbor(["hold"] + (1...6).map { "n.\($0)" }, asNobody: true)
+            #expect(greedy.exitCode() == 6, "the sixth name should be over quota: \(greedy.stderrSoFar)")
+            #expect(greedy.waitForStderr("n.6: uid 65534 has 5 names, its limit"), "\(greedy.stderrSoFar)")
+
+            let client = try harbord.client()
+            let mine = try (1...5).map { HeldName(try client.checkIn("r.\($0)")) }
+            #expect(code(of: { _ = try client.checkIn("r.6") }) == .overQuota)
+
+            // nobody's names went with its process: five fit again.
+            #expect(eventually { harbord.harbor(["hold"] + (1...5).map { "n.\($0)" } + ["--seconds", "0.1"], asNobody: true).exitCode() == 0 })
+            #expect(mine.count == 5)
+            #expect(harbord.stop() == 0)
+        }
+
+        /// P12: a uid's connections are bounded: the fourth of root's is
+        /// refused with overQuota on connecting, nobody still connects, and
+        /// closing root's connections gives them back.
+        @Test func P12_connectionsOverAUidsQuotaAreRefusedOthersStillConnect() throws {
+            try #require(geteuid() == 0, "needs root to run a child as nobody")
+            let harbord = HarbordProcess(extraArguments: ["--max-clients-per-uid", "3"])
+            #expect(harbord.waitUntilReady())
+            var clients = try (0..<3).map { _ in try harbord.client() }
+            #expect(code(of: { _ = try harbord.client() }) == .overQuota)
+            #expect(harbord.harbor(["list"], asNobody: true).exitCode() == 0, "nobody was locked out by root's connections")
+            #expect(try clients[0].list().isEmpty, "root's own connections still serve")
+            clients.removeAll()
+            #expect(eventually { (try? harbord.client()) != nil }, "closed connections were not given back")
+            #expect(harbord.stop() == 0)
+        }
+
+        /// P12: messages waiting for a service that has not checked in are
+        /// charged to their sender's uid: root's fourth is refused (its reply
+        /// right gets overQuota), nobody's still waits, the service gets the
+        /// ones that were kept, in order, and root's charge is released by it.
+        @Test func P12_messagesWaitingForAServiceAreBoundedPerUid() throws {
+            try #require(geteuid() == 0, "needs root to run a child as nobody")
+            let harbord = HarbordProcess(policy: "shared later owner=0\nshared after owner=0\n",
+                                         extraArguments: ["--max-pending-per-uid", "3"])
+            #expect(harbord.waitUntilReady())
+            let client = try harbord.client()
+            let later = try client.lookUp("later")
+            let replies = ReceiveRight()
+            for index in 0..<4 {
+                var message = Message(id: 10 + Int32(index), text: "root \(index)")
+                message.setReplyRight(replies.makeSendOnceRight())
+                try later.send(message, timeout: .seconds(2))
+            }
+            let refusal = try replies.receive(timeout: .seconds(5))
+            #expect(refusal.id == BootstrapError.Code.overQuota.rawValue)
+            #expect(refusal.text.contains("uid 0 has 3 messages waiting"), "\(refusal.text)")
+            #expect(harbord.harbor(["send", "later", "from", "nobody"], asNobody: true).exitCode() == 0)
+            #expect(eventually { (try? client.list().first { $0.name == "later" }) != nil })
+            usleep(100_000)  // nobody's message reaches harbord's list of waiting messages
+            let service = try client.checkIn("later")
+            let texts = try (0..<4).map { _ in try service.receive(timeout: .seconds(5)).text }
+            #expect(texts == ["root 0", "root 1", "root 2", "from nobody"])
+            let extra = arrival(on: service, within: .milliseconds(100))
+            #expect(extra == nil, "the refused message was kept: \(extra ?? "")")
+            // Root's three are the service's now: root may leave three more.
+            let after = try client.lookUp("after")
+            let moreReplies = ReceiveRight()
+            for index in 0..<3 {
+                var message = Message(id: 20, text: "again \(index)")
+                message.setReplyRight(moreReplies.makeSendOnceRight())
+                try after.send(message, timeout: .seconds(2))
+            }
+            let late = arrival(on: moreReplies, within: .milliseconds(300))
+            #expect(late == nil, "root's charge was not released at check-in: \(late ?? "")")
+            #expect(harbord.stop() == 0)
+        }
+
+        /// P12: descriptors are shared: at a small descriptor limit, one uid
+        /// (nobody, many processes holding names) is refused before it fills
+        /// harbord's table; root still connects and checks names in; when
+        /// nobody's processes exit, nobody may come back.
+        @Test func P12_oneUidCannotFillTheDescriptorTable() throws {
+            try #require(geteuid() == 0, "needs root to run a child as nobody")
+            let harbord = HarbordProcess(extraArguments: ["--max-descriptors", "96", "--descriptor-reserve", "16"])
+            #expect(harbord.waitUntilReady())
+            var hoarders: [Child] = []
+            var refusedAt: Int?
+            for index in 0..<40 {
+                let holder = harbord.harbor(["hold", "h.\(index)"], asNobody: true)
+                if holder.waitForStdout("holding 1 name", before: .now + .seconds(5)) {
+                    hoarders.append(holder)
+                } else {
+                    #expect(holder.exitCode() == 6, "refusal: \(holder.stderrSoFar)")
+                    refusedAt = index
+                    break
+                }
+            }
+            #expect(refusedAt != nil, "nobody filled harbord with \(hoarders.count) processes")
+            let client = try harbord.client()
+            let mine = try (0..<3).map { HeldName(try client.checkIn("root.\($0)")) }
+            #expect(try client.list().filter { $0.scope == .user(0) }.count == 3)
+            for holder in hoarders { kill(holder.pid, SIGTERM) }
+            for holder in hoarders { _ = holder.waitForExit() }
+            #expect(eventually {
+                harbord.harbor(["hold", "back", "--seconds", "0.1"], asNobody: true).exitCode() == 0
+            }, "nobody's descriptors were not released")
+            #expect(mine.count == 3)
+            #expect(harbord.stop() == 0)
+        }
+    }
+}
+
+/// A receive right kept in an array.
+final class HeldName {
+    let port: ReceiveRight
+    init(_ port: consuming ReceiveRight) { self.port = port }
+}
+
+/// The bootstrap error `body` throws, or nil.
+func code(of body: () throws -> Void) -> BootstrapError.Code? {
+    do { try body() } catch let error as BootstrapError { return error.code } catch { return nil }
+    return nil
+}
+
+/// The text of a message arriving on `port` within `timeout`, or nil.
+func arrival(on port: borrowing ReceiveRight, within timeout: Duration) -> String? {
+    do { return try port.receive(timeout: timeout).text } catch { return nil }
+}
+
+/// Whether `condition` holds within `seconds`, polled every 50 ms.
+func eventually(_ seconds: Double = 3, _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        usleep(50_000)
+    }
+    return condition()
+}
