@@ -7,7 +7,7 @@
 #   bash Scripts/systemd-test/run.sh        (as root; Scripts/test.sh runs it)
 #
 # Environment: HARBORD_BIN, HARBOR_BIN (default .build/debug/harbord and
-# .build/debug/harbor), HSD_MAX_SECS (hard limit on the namespace, 120),
+# .build/debug/harbor), HSD_MAX_SECS (hard limit on the namespace, 300),
 # HSD_KEEP=1 keeps the work directory (console and namespace logs).
 # Skips (exit 0, says why) only when this machine has no systemd binary or
 # cannot create namespaces; any other problem is a failure.
@@ -75,7 +75,7 @@ mkdir -p "$cg"
 (
     echo "$BASHPID" >"$cg/cgroup.procs"
     export HSD_DIR=$work HSD_CG=$cg
-    exec script -qfec "exec timeout -k 5 ${HSD_MAX_SECS:-120} unshare --pid --fork --kill-child --mount --uts --ipc --net --mount-proc $here/ns-init.sh" "$work/console.log"
+    exec script -qfec "exec timeout -k 5 ${HSD_MAX_SECS:-300} unshare --pid --fork --kill-child --mount --uts --ipc --net --mount-proc $here/ns-init.sh" "$work/console.log"
 ) </dev/null >"$work/ns.log" 2>&1 &
 launcher=$!
 
@@ -134,6 +134,7 @@ esac
 
 . "$here/checks.sh"
 run_checks
+run_scale_checks
 
 E journalctl -q --no-pager -o short-monotonic -u harbord.service -u harbord.socket >"$work/harbord.journal" 2>&1
 E journalctl -q --no-pager -o short-monotonic >"$work/all.journal" 2>&1
