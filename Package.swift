@@ -192,3 +192,18 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Fuzzing (Docs/Fuzzing.md): only when Scripts/fuzz.sh builds with
+// HARBOR_FUZZ=1 and `-sanitize=fuzzer,address`, whose libFuzzer defines
+// what the driver calls. An ordinary build never sees these targets.
+if Context.environment["HARBOR_FUZZ"] == "1" {
+    package.targets += [
+        .target(name: "CHarborFuzz", path: "Fuzz/CHarborFuzz"),
+        .executableTarget(
+            name: "harbor-fuzz",
+            dependencies: ["HarborBootstrap", "HarborPorts", "HarborRunLoop", "CHarborLinux", "CHarborFuzz"],
+            path: "Fuzz/harbor-fuzz",
+            swiftSettings: strict
+        ),
+    ]
+}

@@ -24,6 +24,8 @@ if [[ $status -ne 0 ]]; then
 fi
 echo "test: swift tests passed"
 
+echo "test: fuzzing, 20 s a target over its corpus (Scripts/fuzz.sh --bounded)"
+bash Scripts/fuzz.sh --bounded
 echo "test: systemd unit lint (Scripts/systemd-test/lint.sh)"
 bash Scripts/systemd-test/lint.sh
 echo "test: harbord under a real systemd (Scripts/systemd-test/run.sh)"

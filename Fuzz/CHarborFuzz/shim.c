@@ -1,0 +1,2 @@
+// Harbor — nothing to compile: the header declares what libFuzzer defines.
+#include "CHarborFuzz.h"
