@@ -23,6 +23,8 @@ enum Command {
     static let drainTrailers: Int32 = 13 // rights [receive]: reply "text@pid@relayedBy" per queued message
     static let keepNew: Int32 = 14     // keep a new port, reply with a send-once right to it
     static let burst: Int32 = 15       // send home body-text-many messages, ids 0..<n, body "i", then reply
+    static let limitFiles: Int32 = 60  // body "n": RLIMIT_NOFILE so that n more descriptors fit, reply "limit=L"
+    static let truncations: Int32 = 61 // reply how many packets were refused for truncated control data
 }
 
 func serve() throws {
@@ -104,6 +106,10 @@ func serve() throws {
         case Command.burst:
             for index in 0..<(Int(message.text) ?? 0) { try home.send(Message(id: Int32(index), text: "\(index)")) }
             try message.reply(Message(id: Command.burst, text: "sent"))
+        case Command.limitFiles:
+            try message.reply(Message(id: Command.limitFiles, text: limitFiles(room: Int(message.text) ?? 1)))
+        case Command.truncations:
+            try message.reply(Message(id: Command.truncations, text: "\(WireRejections.count(.controlTruncated))"))
         case Command.exit:
             held.removeAll()
             kept = nil
@@ -112,6 +118,30 @@ func serve() throws {
             break
         }
     }
+}
+
+/// Lowers RLIMIT_NOFILE so that exactly `room` more descriptors may be
+/// opened (the lowest free numbers): arriving packets' descriptors are then
+/// cut short (MSG_CTRUNC). Descriptors numbered above the limit stay open.
+func limitFiles(room: Int) -> String {
+    var open: Set<Int> = []
+    if let directory = opendir("/proc/self/fd") {
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            if let fd = Int(name) { open.insert(fd) }
+        }
+        closedir(directory)
+    }
+    var number = 0, free = 0
+    while free < room || open.contains(number) {
+        if !open.contains(number) { free += 1 }
+        number += 1
+    }
+    var limit = rlimit()
+    getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    limit.rlim_cur = rlim_t(number)
+    guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return "failed: errno \(errno)" }
+    return "limit=\(limit.rlim_cur)"
 }
 
 do {

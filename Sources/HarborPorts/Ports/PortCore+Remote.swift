@@ -31,33 +31,51 @@ extension PortCore {
             PortRegistry.register(self)
             // A local receiver may be asleep on the eventfd alone: make it look
             // again, now through the transport (see `dequeue(deadline:)`).
-            state.withLock { $0.readiness }?.nudge()
+            // Nobody else is nudged: a run loop or port set watches the epoll
+            // set, which the connections join, and would wake for nothing.
+            let (readiness, wantsHangUps) = state.withLock { ($0.readiness, $0.machine.hasNoSendersRequest) }
+            if let readiness, readiness.hasSleepers { readiness.nudge() }
+            if wantsHangUps { transport.watchHangUps(for: self) }
             return transport
         case .failure(let error):
             throw PortError(error, "preparing \(name) for other processes")
         }
     }
 
-    /// A message decoded from a connection: queue it on its slot.
+    /// A message that arrived with a receive right moved in: queue it on
+    /// its slot of the port's counter.
     func acceptRemote(_ content: consuming MessageContent) {
+        var gaveBack = false
+        acceptRemote(content, slots: nil, gaveBack: &gaveBack)
+    }
+
+    /// A message decoded from a connection of the transport whose counter is
+    /// `slots` (nil: the port's own): queue it on its slot, or, refused,
+    /// give the slot back there (`gaveBack` set).
+    func acceptRemote(_ content: consuming MessageContent, slots: SharedSlots.Counter?, gaveBack: inout Bool) {
         // Moved into the queue, not copied: the closure takes it out of here.
         var pending: MessageContent? = consume content
-        let refusal = state.withLock { $0.queueRemote(pending.take()!) }
+        let refusal = state.withLock { $0.queueRemote(pending.take()!, returningSlotTo: slots, gaveBack: &gaveBack) }
         if let refusal { WireRejections.record(refusal) }
     }
 
     /// Messages read ahead from the connections: queued in order under one
-    /// lock, moved out of `batch` (left empty).
-    func acceptRemote(batch: inout Deque<MessageContent>) {
+    /// lock, moved out of `batch` (left empty); refused ones give their
+    /// slots back to `slots`.
+    func acceptRemote(batch: inout Deque<MessageContent>, slots: SharedSlots.Counter, gaveBack: inout Bool) {
         let refusals = state.withLock { guarded -> [WireRejectionReason] in
-            if guarded.admitsWithoutChecks(batch),
+            // The usual case, a stream into an empty queue: the batch
+            // becomes the queue, nothing moved message by message.
+            if guarded.route == nil, guarded.admitsWithoutChecks(batch),
                guarded.machine.adoptBatch(&batch, countedLimit: guarded.floodLimit) {
                 guarded.readiness?.signalWhileLocked()
                 return []
             }
             var refusals: [WireRejectionReason] = []
             while let content = batch.popFirst() {
-                if let refusal = guarded.queueRemote(content) { refusals.append(refusal) }
+                if let refusal = guarded.queueRemote(content, returningSlotTo: slots, gaveBack: &gaveBack) {
+                    refusals.append(refusal)
+                }
             }
             return refusals
         }
@@ -68,16 +86,21 @@ extension PortCore {
     /// queue is empty it is queued and taken in one critical section, so the
     /// readiness eventfd (which polls readable only while a message waits)
     /// is left alone. Otherwise it is queued like any other; nil then.
-    /// The message is moved throughout, never copied.
-    func acceptRemoteAndTake(_ content: consuming MessageContent) -> MessageContent? {
+    /// The message is moved throughout, never copied. Refused, it gives its
+    /// slot back to `slots`, as `acceptRemote` does.
+    func acceptRemoteAndTake(
+        _ content: consuming MessageContent, slots: SharedSlots.Counter, gaveBack: inout Bool
+    ) -> MessageContent? {
         let counted = content.countsAgainstLimit
         var pending: MessageContent? = consume content
         var taken: MessageContent?
         var freed: PortTransport?
         var wake: Parker?
         let refusal = state.withLock { guarded -> WireRejectionReason? in
-            guard guarded.machine.queue.isEmpty else { return guarded.queueRemote(pending.take()!) }
-            if counted && guarded.isFlooded { return .flood }
+            guard guarded.machine.queue.isEmpty, guarded.route == nil, !guarded.machine.isDead,
+                  !(counted && guarded.isFlooded) else {
+                return guarded.queueRemote(pending.take()!, returningSlotTo: slots, gaveBack: &gaveBack)
+            }
             guard let dequeued = guarded.machine.passThrough(pending.take()!, receivingPort: name) else { return nil }
             taken = guarded.handOut(dequeued, wake: &wake, freed: &freed)
             return nil
@@ -450,12 +473,36 @@ extension PortCore.Guarded {
     /// Queues a message from another process on the slot its sender took,
     /// and signals readiness when the queue stops being empty (only the
     /// pumping receiver is woken: no contended-lock cost in writing under
-    /// the lock). False when refused as a flood.
+    /// the lock). The reason when refused (Transport/PeerAdmission.swift:
+    /// past the limit, or its uid past what it may hold), nil when queued.
     mutating func queueRemote(_ content: consuming MessageContent) -> WireRejectionReason? {
         if let refusal = admissionRefusal(for: content) { return refusal }
         if case .enqueued(true) = machine.enqueue(content, slotReserved: true) {
             readiness?.signalWhileLocked()
         }
         return nil
+    }
+
+    /// `queueRemote`, for a message read from a connection whose transport
+    /// counts slots on `slots` (nil: this port's counter). Its sender took a
+    /// slot for a counted message; one that is not queued (refused, or the
+    /// port dead or moved away since the packet was read, when it is
+    /// dropped) gives the slot back there, exactly once (P12): a slot kept
+    /// by a message nobody will receive would fill the port for everyone.
+    mutating func queueRemote(
+        _ content: consuming MessageContent, returningSlotTo slots: SharedSlots.Counter?, gaveBack: inout Bool
+    ) -> WireRejectionReason? {
+        let counted = content.countsAgainstLimit
+        let here = route == nil && !machine.isDead
+        let refusal = here ? queueRemote(content) : nil
+        guard counted, !here || refusal != nil, let counter = slots ?? slotCounter else { return refusal }
+        counter.release()
+        gaveBack = true
+        if here, machine.countedMessages >= machine.queueLimit {
+            // Admission lowered the counter to the room the queue has (past
+            // the limit): the slot given back must not show as room.
+            _ = counter.clamp(atMost: Int32(clamping: machine.queueLimit - machine.countedMessages))
+        }
+        return refusal
     }
 }

@@ -176,8 +176,12 @@ package final class PortCore: Sendable {
         // readiness descriptor stays readable and we come back.
         guard let transport = remote else { return nil }
         var outcome = transport.pump(into: self, takeFirst: true)
-        if let content = outcome.taken.take() { return content }
-        return dequeueQueued()
+        if let content = outcome.taken.take() ?? dequeueQueued() { return content }
+        // Readable with nothing to take (a nudge, or a write that raced a
+        // receive): this empty look clears it, or a level-triggered watcher
+        // (a run loop, a port set, harbord's loop) wakes again at once.
+        if outcome.sawReadiness { clearSpuriousReadiness() }
+        return nil
     }
 
     /// Takes the first queued message. The message is moved, never copied,
@@ -218,7 +222,7 @@ package final class PortCore: Sendable {
                 // pass: epoll_pwait2 then recvmsg, as a hand-written loop would.
                 var outcome = transport.pump(into: self, deadline: deadline, takeFirst: true)
                 if let content = outcome.taken.take() ?? dequeueQueued() { return content }
-                if outcome.onlyReadiness { clearSpuriousReadiness() }
+                if outcome.sawReadiness { clearSpuriousReadiness() }
                 if !outcome.sawEvents && deadline.hasPassed {
                     throw PortError(.timedOut, "no message arrived on \(name) in time")
                 }
@@ -234,12 +238,21 @@ package final class PortCore: Sendable {
             // meanwhile nudges the eventfd, and the next turn takes the
             // transport's path above.
             let fd = try readinessDescriptor()
+            // Counted as a sleeper before the last look at the transport, so
+            // `ensureTransport` knows to nudge (ReadinessSignal.hasSleepers).
             let signal = state.withLock { $0.readiness }
+            signal?.sleeperWillWait()
+            if state.withLock({ $0.transport }) != nil {
+                signal?.sleeperWoke()
+                continue
+            }
             let ready: Bool
-            do { ready = try waitUntilReadable(signal?.descriptor ?? fd, deadline: deadline) } catch {
+            do {
+                defer { signal?.sleeperWoke() }
+                ready = try waitUntilReadable(signal?.descriptor ?? fd, deadline: deadline)
+            } catch {
                 throw PortError(error, "waiting for a message on \(name)")
             }
-            withExtendedLifetime(signal) {}
             if !ready && deadline.hasPassed {
                 if let content = tryDequeue() { return content }
                 throw PortError(.timedOut, "no message arrived on \(name) in time")
@@ -354,8 +367,11 @@ package final class PortCore: Sendable {
     }
 
     package func requestNoSenders(_ target: SendOnceToken) {
-        let replaced = state.withLock { $0.machine.requestNoSenders(target) }
+        let (replaced, transport) = state.withLock { ($0.machine.requestNoSenders(target), $0.transport) }
         _ = replaced  // released here, outside the lock: its owner gets a send-once notification
+        // Senders in other processes: their going must be heard though
+        // nobody receives here (PortTransport+HangUps.swift).
+        transport?.watchHangUps(for: self)
     }
 
     package func requestPortDestroyed(_ target: SendOnceToken) {

@@ -217,6 +217,10 @@ package struct PortStateMachine {
         return noSendersRequest
     }
 
+    /// Whether a no-senders notification is asked for (its connections'
+    /// hang-ups are then watched: PortTransport+HangUps.swift).
+    package var hasNoSendersRequest: Bool { noSendersRequest != nil }
+
     package mutating func requestPortDestroyed(_ target: SendOnceToken) -> SendOnceToken? {
         defer { portDestroyedRequest = target }
         return portDestroyedRequest

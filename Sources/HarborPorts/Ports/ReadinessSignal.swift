@@ -67,8 +67,20 @@ package final class ReadinessSignal: Sendable {
     /// Wakes whoever waits on the eventfd without a message to show for it:
     /// a local receiver must look again because the port just gained
     /// connections from other processes. The first look that finds the
-    /// queue empty clears it again (``clearWhileEmpty()``).
+    /// queue empty clears it again (``clearWhileEmpty()``). Only done when
+    /// ``hasSleepers``: anyone else watches the port's epoll set, which the
+    /// connections join, and a nudge would only wake it for nothing.
     package func nudge() {
         counter.signal()
     }
+
+    /// Receivers asleep on the eventfd alone (`PortCore.dequeue` on a port
+    /// without connections). Raised before the sleeper's last look at the
+    /// port's transport and read after the transport is set, both under the
+    /// port lock: either the sleeper sees the transport, or it is counted.
+    private let sleepers = Atomic<Int>(0)
+
+    package func sleeperWillWait() { sleepers.add(1, ordering: .sequentiallyConsistent) }
+    package func sleeperWoke() { sleepers.subtract(1, ordering: .sequentiallyConsistent) }
+    package var hasSleepers: Bool { sleepers.load(ordering: .sequentiallyConsistent) > 0 }
 }

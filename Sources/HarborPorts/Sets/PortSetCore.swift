@@ -5,9 +5,10 @@ import Synchronization
 
 package final class PortSetCore: Sendable {
     private let epoll: Epoll
-    // Members by the raw port name used as their epoll token. Strong
-    // references: a member leaves when its port dies or is removed.
-    private let members = Mutex<[UInt64: PortCore]>([:])
+    // Members by the raw port name used as their epoll token, with the
+    // readiness descriptor registered for each. Strong references: a member
+    // leaves when its port dies, moves away or is removed.
+    private let members = Mutex<[UInt64: (port: PortCore, descriptor: CInt)]>([:])
 
     package init() throws(SystemError) {
         epoll = try Epoll()
@@ -16,7 +17,7 @@ package final class PortSetCore: Sendable {
     package var descriptor: CInt { epoll.rawValue }
 
     package func addMember(_ port: PortCore, descriptor fd: CInt) throws(SystemError) {
-        let inserted = members.withLock { $0.updateValue(port, forKey: port.name.rawValue) == nil }
+        let inserted = members.withLock { $0.updateValue((port, fd), forKey: port.name.rawValue) == nil }
         guard inserted else { return }
         do {
             try epoll.add(fd, events: .readable, token: port.name.rawValue)
@@ -26,15 +27,19 @@ package final class PortSetCore: Sendable {
         }
     }
 
-    /// Forgets `name`; its descriptor leaves the epoll set when closed or
-    /// when the caller removes it explicitly.
+    /// Forgets `name` and takes its descriptor out of the epoll set (while
+    /// it is still open: the port calls this before closing it). A port that
+    /// moved to another process keeps its descriptor: left in the set, it
+    /// would wake the set for a port that is no longer a member.
     @discardableResult
     package func removeMember(_ name: PortName) -> PortCore? {
-        members.withLock { $0.removeValue(forKey: name.rawValue) }
+        guard let member = members.withLock({ $0.removeValue(forKey: name.rawValue) }) else { return nil }
+        try? epoll.remove(member.descriptor)
+        return member.port
     }
 
     package func removeMember(_ port: PortCore, descriptor fd: CInt) {
-        if removeMember(port.name) != nil { try? epoll.remove(fd) }
+        removeMember(port.name)
     }
 
     package func contains(_ name: PortName) -> Bool {
@@ -58,11 +63,13 @@ package final class PortSetCore: Sendable {
             } catch {
                 throw PortError(error, "waiting on a port set")
             }
-            if count == 1, let port = members.withLock({ $0[event.data.u64] }),
+            // `tryDequeue` finding nothing clears the member's readiness, so
+            // the next wait sleeps (P12): no member is readable while empty.
+            if count == 1, let port = members.withLock({ $0[event.data.u64]?.port }),
                let content = port.tryDequeue() {
                 return content
             }
-            if count == 0 && deadline.hasPassed {
+            if deadline.hasPassed {
                 throw PortError(.timedOut, "no message arrived on the port set in time")
             }
         }

@@ -13,12 +13,23 @@ extension PortTransport {
         case nothing, closed
         /// Part of a fragmented message arrived; more may be waiting.
         case assembling
+        /// Refused (counted in `WireRejections`); `gaveSlotBack` when a
+        /// counted message's slot went back to the shared counter with it.
+        case refused(gaveSlotBack: Bool)
         case message(MessageContent)
         case waiter(SharedDescriptor)
 
         var isAssembling: Bool {
             switch self {
             case .assembling: true
+            default: false
+            }
+        }
+
+        /// A message that holds a slot of the shared counter.
+        var isCountedMessage: Bool {
+            switch self {
+            case .message(let content): content.countsAgainstLimit
             default: false
             }
         }
@@ -45,20 +56,27 @@ extension PortTransport {
         }
         if packet.isEndOfFile { return .closed }
         if packet.byteCount > WireFormat.headerSize {
-            let direct = Self.directFragment(packet, buffers.packet, target, assemblies: &buffers.assemblies[token])
-            switch consume direct {
-            case .progress:  // (one pattern per case, as above)
-                return .assembling
-            case .refused:
-                return .assembling
-            case .complete(let content):
-                buffers.assemblies[token] = nil
-                return .message(content)
-            case .other:
-                Self.gather(&packet, into: buffers.packet, from: UnsafeRawBufferPointer(target))
+            var isFragment = true
+            let buffer = buffers.packet
+            let received = buffers.assemblies.change(token, returningSlotsTo: slots.counter) { list -> Received in
+                let direct = Self.directFragment(packet, buffer, target, assemblies: &list)
+                switch consume direct {
+                case .progress:  // (one pattern per case, as above)
+                    return .assembling
+                case .refused:
+                    return .refused(gaveSlotBack: false)  // the change gives the message's slot back
+                case .complete(let content):
+                    list = nil
+                    return .message(content)
+                case .other:
+                    isFragment = false
+                    return .nothing
+                }
             }
+            if isFragment { return received }
+            Self.gather(&packet, into: buffers.packet, from: UnsafeRawBufferPointer(target))
         }
-        return decodeBuffered(packet, token: token, buffers: &buffers)
+        return decodeBuffered(packet, connection: connection, token: token, buffers: &buffers)
     }
 
     /// Receives a packet while no fragmented message is in progress: the
@@ -111,7 +129,7 @@ extension PortTransport {
             spare.withUnsafeBytes { Self.gather(&packet, into: packetBuffer, from: $0) }
         }
         buffers.spareBody = consume spare
-        return decodeBuffered(packet, token: token, buffers: &buffers)
+        return decodeBuffered(packet, connection: connection, token: token, buffers: &buffers)
     }
 
     /// Puts a packet received scattered (header in `buffer`, the next
@@ -135,26 +153,80 @@ extension PortTransport {
     }
 
     /// Decodes a packet whose bytes are all in the packet buffer.
-    private func decodeBuffered(_ packet: ReceivedPacket, token: UInt64, buffers: inout PumpBuffers) -> Received {
+    ///
+    /// Every refusal gives back what the packet took (P12): its descriptors
+    /// close with `packet`, and a counted message's slot goes back to the
+    /// shared counter, here when the packet itself is refused, or through
+    /// `Assemblies` when a fragmented message is.
+    private func decodeBuffered(
+        _ packet: ReceivedPacket, connection: OpenConnection, token: UInt64, buffers: inout PumpBuffers
+    ) -> Received {
+        let decoded: InboundPacket
         do {
-            let decoded = try InboundPacket.decode(UnsafeRawBufferPointer(buffers.packet), packet)
-            switch consume decoded {
-            case .message(let content): return .message(content)
-            case .wait(let eventfd): return .waiter(eventfd)
-            case .started(let assembly):
-                try Self.start(assembly, in: &buffers.assemblies[token, default: []])
-                return .assembling
-            case .fragment(let range, let sender):
-                let bytes = UnsafeRawBufferPointer(rebasing: buffers.packet[range])
-                guard let content = try Self.add(bytes, from: sender, to: &buffers.assemblies[token, default: []]) else {
-                    return .assembling
-                }
-                if buffers.assemblies[token]?.isEmpty == true { buffers.assemblies[token] = nil }
-                return .message(content)
-            }
+            decoded = try InboundPacket.decode(UnsafeRawBufferPointer(buffers.packet), packet)
         } catch {
             WireRejections.record(error.reason)
-            return .nothing  // `packet.descriptors` closes whatever came with it
+            // The header says whether its sender took a slot: a refused
+            // packet (descriptors cut short at the descriptor limit, a bad
+            // entry, anything) must not keep it, or the port fills for
+            // everyone. Only a send connection's messages count.
+            let counted = connection.kind == .send
+                && Self.isCountedMessage(UnsafeRawBufferPointer(buffers.packet), byteCount: packet.byteCount)
+            if counted { slots.counter.release() }
+            return .refused(gaveSlotBack: counted)  // `packet.descriptors` closes whatever came with it
         }
+        let counter = slots.counter
+        switch consume decoded {
+        case .message(let content):
+            return .message(content)
+        case .wait(let eventfd):
+            return .waiter(eventfd)
+        case .started(let assembly):
+            // A send-once connection's message never counts (the sender took
+            // no slot for it), whatever its header says.
+            let started = connection.kind == .send ? assembly : Self.uncounted(assembly)
+            return buffers.assemblies.change(
+                token, arriving: started.content.countsAgainstLimit, returningSlotsTo: counter
+            ) { list -> Received in
+                var items = list ?? []
+                defer { list = items }
+                do throws(WireRejection) { try Self.start(started, in: &items) } catch {
+                    WireRejections.record(error.reason)
+                    return .refused(gaveSlotBack: false)  // the change gives the message's slot back
+                }
+                return .assembling
+            }
+        case .fragment(let range, let sender):
+            let bytes = UnsafeRawBufferPointer(rebasing: buffers.packet[range])
+            return buffers.assemblies.change(token, returningSlotsTo: counter) { list -> Received in
+                var items = list ?? []
+                defer { list = items }
+                do throws(WireRejection) {
+                    guard let content = try Self.add(bytes, from: sender, to: &items) else { return .assembling }
+                    return .message(content)
+                } catch {
+                    WireRejections.record(error.reason)
+                    return .refused(gaveSlotBack: false)
+                }
+            }
+        }
+    }
+
+    /// Whether the packet at the front of `buffer` says it is a counted
+    /// message (kind and flags of its header; a packet in a memory file
+    /// repeats the flag outside it, so it is known even when the memory
+    /// file itself was lost to MSG_CTRUNC).
+    static func isCountedMessage(_ buffer: UnsafeRawBufferPointer, byteCount: Int) -> Bool {
+        guard byteCount >= 4, buffer.count >= 4, buffer[1] == WireFormat.Kind.message.rawValue else { return false }
+        let flags = UInt16(buffer[2]) | UInt16(buffer[3]) << 8
+        return flags & WireFormat.Flags.countsAgainstLimit.rawValue != 0
+    }
+
+    /// `assembly` with its message marked as not counting.
+    private static func uncounted(_ assembly: FragmentAssembly) -> FragmentAssembly {
+        guard assembly.content.countsAgainstLimit else { return assembly }
+        var content = assembly.content
+        content.countsAgainstLimit = false
+        return FragmentAssembly(content: content, sender: assembly.sender)
     }
 }

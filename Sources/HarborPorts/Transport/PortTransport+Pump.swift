@@ -25,8 +25,9 @@ extension PortTransport {
         package var taken: MessageContent?
         /// Any descriptor in the set was ready (false: the wait timed out).
         package var sawEvents = false
-        /// Only the port's own eventfd was ready.
-        package var onlyReadiness = false
+        /// The port's own eventfd was ready: if no message came of it, the
+        /// receiver clears it (`PortCore.clearSpuriousReadiness`).
+        package var sawReadiness = false
     }
 
     /// Reads what the ready sockets hold and queues it on `port`.
@@ -94,8 +95,10 @@ extension PortTransport {
         /// messages: whatever a connection delivered comes before its end.
         var events: [Arrival] = []
         var gotWaiter = false
+        /// A refused packet gave its slot back: senders waiting may go on.
+        var gaveSlotsBack = false
         var sawEvents = false
-        var onlyReadiness = false
+        var sawReadiness = false
         let takeFirst: Bool
 
         init(takeFirst: Bool) { self.takeFirst = takeFirst }
@@ -116,18 +119,22 @@ extension PortTransport {
         mutating func append(_ arrival: Arrival) { events.append(arrival) }
 
         consuming func finish(_ transport: PortTransport, _ port: PortCore) -> PumpOutcome {
-            if gotWaiter { transport.signalWaiters(port: port) }
             var outcome = PumpOutcome()
             outcome.sawEvents = sawEvents
-            outcome.onlyReadiness = onlyReadiness
+            outcome.sawReadiness = sawReadiness
+            // Each message is queued or, refused, gives its slot back to
+            // this transport's counter (the port may have moved or died
+            // since the packets were read).
+            let slots = transport.slots.counter
             if let first = firstMessage.take() {
                 if takeFirst {
-                    outcome.taken = port.acceptRemoteAndTake(consume first)
+                    outcome.taken = port.acceptRemoteAndTake(consume first, slots: slots, gaveBack: &gaveSlotsBack)
                 } else {
-                    port.acceptRemote(consume first)
+                    port.acceptRemote(consume first, slots: slots, gaveBack: &gaveSlotsBack)
                 }
             }
-            if messages != nil { port.acceptRemote(batch: &messages!) }
+            if messages != nil { port.acceptRemote(batch: &messages!, slots: slots, gaveBack: &gaveSlotsBack) }
+            if gotWaiter || (gaveSlotsBack && slots.waiters > 0) { transport.signalWaiters(port: port) }
             if !events.isEmpty {
                 for arrival in events { Self.act(on: arrival, port) }
             }
@@ -148,11 +155,12 @@ extension PortTransport {
     ) -> Collected {
         var collected = Collected(takeFirst: takeFirst)
         collected.sawEvents = !events.isEmpty
-        var sawOther = false
         for event in events {
             let token = event.data.u64
-            if token == Self.readinessToken { continue }
-            sawOther = true
+            if token == Self.readinessToken {
+                collected.sawReadiness = true
+                continue
+            }
             if token & Self.watchTag != 0 {
                 guard let watch = table.withLock({ $0.watches.removeValue(forKey: token) }) else { continue }
                 EpollControl.remove(epollFD, watch.route.socket.rawValue)
@@ -160,13 +168,34 @@ extension PortTransport {
                 continue
             }
             guard let connection = connection(for: token, buffers: &buffers) else { continue }
-            let gotMessage = receiveOne(on: connection, token: token, buffers: &buffers, into: &collected)
-            if gotMessage && takeFirst && connection.kind == .send {
+            // Packets that are not messages (wait packets, fragments, refused
+            // packets) are read on until a message, the end or an empty
+            // socket: a connection left readable by them would wake the
+            // port's watchers with nothing to take. Bounded, so a peer
+            // streaming them cannot hold the pump for ever.
+            var read = receiveOne(on: connection, token: token, buffers: &buffers, into: &collected)
+            var budget = PumpBuffers.nonMessageLimit
+            while read == .other && budget > 0 {
+                budget -= 1
+                read = receiveOne(on: connection, token: token, buffers: &buffers, into: &collected)
+            }
+            if read == .message && takeFirst && connection.kind == .send {
                 readAhead(on: connection, token: token, buffers: &buffers, into: &collected)
             }
         }
-        collected.onlyReadiness = collected.sawEvents && !sawOther
         return collected
+    }
+
+    /// What `receiveOne` read.
+    enum Read: Equatable {
+        case message
+        /// A packet that was not a message: a wait packet, a fragment, a
+        /// refused packet. More may follow.
+        case other
+        /// Nothing waits on the socket now.
+        case empty
+        /// The connection ended and was closed.
+        case closed
     }
 
     /// The connection behind an epoll token: the one the last packet came
@@ -194,10 +223,10 @@ extension PortTransport {
     }
 
     /// Receives one packet (or a whole fragmented message) from `connection`
-    /// and collects what it was; true when that was a message.
+    /// and collects what it was.
     private func receiveOne(
         on connection: OpenConnection, token: UInt64, buffers: inout PumpBuffers, into collected: inout Collected
-    ) -> Bool {
+    ) -> Read {
         var received = receive(on: connection, token: token, buffers: &buffers)
         // A fragmented message: read on until it is whole or the socket is
         // empty, rather than one packet per trip through epoll.
@@ -208,16 +237,20 @@ extension PortTransport {
         // enum with several patterns in one case label.
         switch consume received {
         case .nothing:
-            return false
+            return .empty
         case .assembling:
-            return false
+            return .other
+        case .refused(let gaveSlotBack):
+            if gaveSlotBack { collected.gaveSlotsBack = true }
+            return .other
         case .closed:
-            // A message half received from a dead sender goes with it.
-            buffers.assemblies[token] = nil
+            // A message half received from a dead sender goes with it, and
+            // gives its slot back.
+            if buffers.assemblies.drop(token, returningSlotsTo: slots.counter) { collected.gaveSlotsBack = true }
             buffers.cachedConnection = nil
             close(token)
             collected.append(.closed(connection.kind, used: false))
-            return false
+            return .closed
         case .message(var content):
             if connection.kind == .sendOnce {
                 // One message is all a send-once connection carries.
@@ -229,12 +262,30 @@ extension PortTransport {
             } else {
                 collected.append(message: consume content)
             }
-            return true
+            return .message
         case .waiter(let eventfd):
-            registerWaiter(eventfd, token: token)
+            registerWaiter(eventfd, token: token)  // one per connection (PortTransport+BackPressure.swift)
             collected.gotWaiter = true
-            return false
+            return .other
         }
+    }
+
+    /// Reads what is left on a connection that hung up (every process
+    /// holding its sending end is gone) into the port, up to its end, so its
+    /// closing is counted and no-senders delivered though nobody receives
+    /// on the port (`RemoteDeathWatch` hears the hang-up; see
+    /// PortTransport+HangUps.swift). Nothing can arrive after a hang-up: the
+    /// loop ends with what the socket already holds.
+    func reapHangUp(_ token: UInt64, into port: PortCore) {
+        _ = pumpBuffers.withLock { buffers -> Collected in
+            var collected = Collected(takeFirst: false)
+            guard let connection = connection(for: token, buffers: &buffers) else { return collected }
+            while true {
+                let read = receiveOne(on: connection, token: token, buffers: &buffers, into: &collected)
+                if read == .closed || read == .empty { break }
+            }
+            return collected
+        }.finish(self, port)
     }
 
     /// After a receiver took a message, reads on from the same connection
@@ -252,7 +303,7 @@ extension PortTransport {
         }
         var count = 0
         while count < PumpBuffers.readAheadLimit,
-              receiveOne(on: connection, token: token, buffers: &buffers, into: &collected) {
+              receiveOne(on: connection, token: token, buffers: &buffers, into: &collected) == .message {
             count += 1
         }
         if count == 0 {

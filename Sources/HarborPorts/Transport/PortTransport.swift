@@ -52,6 +52,8 @@ package final class PortTransport: Sendable {
         var backPressure = BackPressure()
         var nextToken: UInt64 = 1
         var isShutDown = false
+        /// Set once the port asked for no-senders (PortTransport+HangUps.swift).
+        var hangUps: HangUpWatches?
     }
 
     let table = Mutex(Table())
@@ -119,6 +121,9 @@ package final class PortTransport: Sendable {
             }
             throw error
         }
+        table.withLock { table in
+            if let connection = table.connections[token] { watchHangUp(of: connection, token: token, in: &table) }
+        }
         return token
     }
 
@@ -126,6 +131,7 @@ package final class PortTransport: Sendable {
     package func takeConnections() -> [(kind: WireFormat.ConnectionKind, socket: SharedDescriptor)] {
         let taken = table.withLock { table in
             departures.add(1, ordering: .releasing)
+            unwatchAllHangUps(in: &table)
             defer { table.connections.removeAll() }
             return Array(table.connections.values)
         }
@@ -139,6 +145,7 @@ package final class PortTransport: Sendable {
     func close(_ token: UInt64) {
         let (connection, waiter) = table.withLock { table -> (Connection?, SharedDescriptor?) in
             departures.add(1, ordering: .releasing)
+            unwatchHangUp(token, in: &table)
             let waiter = table.waiters.removeValue(forKey: token)
             if waiter != nil { slots.setRegisteredWaiters(table.waiters.count) }
             return (table.connections.removeValue(forKey: token), waiter)
@@ -183,11 +190,12 @@ package final class PortTransport: Sendable {
     /// through their connection with its new holder.
     package func shutDown() {
         let (connections, watches, waiters) = pumpBuffers.withLock { buffers in
-            buffers.assemblies.removeAll()
+            buffers.assemblies.removeAll(returningSlotsTo: slots.counter)
             buffers.cachedConnection = nil
             return table.withLock { table in
                 departures.add(1, ordering: .releasing)
                 table.isShutDown = true
+                unwatchAllHangUps(in: &table)
                 defer {
                     table.connections.removeAll()
                     table.watches.removeAll()

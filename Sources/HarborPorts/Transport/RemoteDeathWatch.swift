@@ -1,5 +1,7 @@
 // Harbor — hearing that a port in another process died, for a dead-name
-// request whose notification port is in yet another process.
+// request whose notification port is in yet another process; and hearing
+// that senders in other processes went, for a port with a no-senders
+// request (PortTransport+HangUps.swift).
 //
 // A dead-name request on a proxy normally puts the proxy's socket in the
 // notification port's own epoll set: whoever receives there hears the
@@ -9,7 +11,10 @@
 // per process waits on an epoll set of such sockets, started with the first
 // request and gone with the last: it wakes on hang-up, fires the proxy's
 // dead-name requests (sent on to the other process), and costs nothing when
-// no such request exists.
+// no such request exists. The same thread watches the send connections of
+// ports that asked for no-senders: on a connection's hang-up it reads the
+// rest of that connection into its port, so the closing is counted and the
+// notification sent though nobody receives there.
 import CHarborLinux
 import Glibc
 import Synchronization
@@ -32,10 +37,17 @@ package final class RemoteDeathWatch: Sendable {
     }
 
     private struct Entry {
-        /// The proxy's socket, watched for hang-up only; the proxy removes
-        /// the watch in its deinit, before the socket closes.
+        /// The socket watched for hang-up only: a proxy's (the proxy removes
+        /// the watch in its deinit, before the socket closes), or a
+        /// connection's receiving end (its transport removes the watch
+        /// before closing it).
         var socket: CInt
         weak var proxy: PortCore?
+        /// For a connection: the transport reading it, its token there,
+        /// and the port it delivers to.
+        weak var transport: PortTransport?
+        var connection: UInt64 = 0
+        weak var port: PortCore?
     }
 
     private struct State: ~Copyable {
@@ -45,12 +57,39 @@ package final class RemoteDeathWatch: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Watching threads not yet finished (one at most, and a retiring one).
+    private let threads = Atomic<Int>(0)
 
     private init() {}
+
+    /// Waits until no watching thread runs (or `timeout` passes); true if
+    /// none does. For tests: a notification the thread delivers reaches its
+    /// receiver before the thread lets go of the ports it read.
+    package func waitUntilIdle(timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while threads.load(ordering: .sequentiallyConsistent) > 0 {
+            if ContinuousClock.now >= deadline { return false }
+            usleep(1000)
+        }
+        return true
+    }
 
     /// Watches `proxy`'s socket; on hang-up calls `proxy.remoteDied()`.
     /// Returns the token for `remove`, or nil if no thread could be started.
     package func add(_ proxy: PortCore, socket: CInt) -> UInt64? {
+        add(Entry(socket: socket, proxy: proxy))
+    }
+
+    /// Watches the receiving end `socket` of connection `token` of
+    /// `transport`; on hang-up has the transport read the rest of it into
+    /// `port` (`PortTransport.reapHangUp`). Returns the token for `remove`,
+    /// or nil if no thread could be started.
+    func add(connection socket: CInt, token: UInt64, of transport: PortTransport, port: PortCore) -> UInt64? {
+        add(Entry(socket: socket, transport: transport, connection: token, port: port))
+    }
+
+    private func add(_ entry: Entry) -> UInt64? {
+        let socket = entry.socket
         var started: Running?
         let token = state.withLock { state -> UInt64? in
             let running: Running
@@ -69,7 +108,7 @@ package final class RemoteDeathWatch: Sendable {
                 if started != nil { state.running = nil; started = nil }
                 return nil
             }
-            state.entries[token] = Entry(socket: socket, proxy: proxy)
+            state.entries[token] = entry
             return token
         }
         if let started { startThread(started) }
@@ -92,20 +131,25 @@ package final class RemoteDeathWatch: Sendable {
     private func startThread(_ running: Running) {
         final class Start {
             let watch: RemoteDeathWatch
-            let running: Running
+            // Taken by the thread, so its descriptors close when it retires.
+            var running: Running?
             init(_ watch: RemoteDeathWatch, _ running: Running) { self.watch = watch; self.running = running }
         }
+        threads.add(1, ordering: .sequentiallyConsistent)
         let start = Unmanaged.passRetained(Start(self, running)).toOpaque()
         var thread = pthread_t()
         let created = pthread_create(&thread, nil, { raw in
-            let start = Unmanaged<AnyObject>.fromOpaque(raw!).takeRetainedValue()
-            guard let start = start as? Start else { return nil }
-            start.watch.serve(start.running)
+            let object = Unmanaged<AnyObject>.fromOpaque(raw!).takeRetainedValue()
+            guard let start = object as? Start, let running = start.running.take() else { return nil }
+            start.watch.serve(running)
+            // Everything the thread held (ports, transports, its set) is released by now.
+            start.watch.threads.subtract(1, ordering: .sequentiallyConsistent)
             return nil
         }, start)
         if created == 0 {
             pthread_detach(thread)
         } else {
+            threads.subtract(1, ordering: .sequentiallyConsistent)
             Unmanaged<AnyObject>.fromOpaque(start).release()
             state.withLock { state in
                 if state.running === running { state.running = nil; state.entries.removeAll() }
@@ -114,12 +158,13 @@ package final class RemoteDeathWatch: Sendable {
     }
 
     /// The thread: waits for hang-ups until no watch is left.
-    private func serve(_ running: Running) {
+    private func serve(_ running: consuming Running) {
         var running: Running? = running
         let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 16)
         defer { events.deallocate() }
         while true {
             var died: [PortCore] = []
+            var hungUp: [(transport: PortTransport, connection: UInt64, port: PortCore)] = []
             var retired = true
             do {
                 guard let current = running else { return }
@@ -131,6 +176,9 @@ package final class RemoteDeathWatch: Sendable {
                         guard let entry = state.entries.removeValue(forKey: token) else { continue }
                         try? current.epoll.remove(entry.socket)
                         if let proxy = entry.proxy { died.append(proxy) }
+                        if let transport = entry.transport, let port = entry.port {
+                            hungUp.append((transport, entry.connection, port))
+                        }
                     }
                     if state.running === current, state.entries.isEmpty { state.running = nil }
                     return state.running !== current
@@ -139,6 +187,7 @@ package final class RemoteDeathWatch: Sendable {
             // The set and eventfd close (last reference) before anyone hears of the death.
             if retired { running = nil }
             for proxy in died { proxy.remoteDied() }
+            for connection in hungUp { connection.transport.reapHangUp(connection.connection, into: connection.port) }
             if retired { return }
         }
     }
