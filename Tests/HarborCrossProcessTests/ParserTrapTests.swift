@@ -111,3 +111,57 @@ struct ParserTrapTests {
         #expect(refusal(packet) == .badLength)
     }
 }
+
+/// A packet moving the receive right of `port` (encoded by Harbor's own
+/// encoder), with its transfer record's sequence number and make-send
+/// count replaced; and the descriptors it carries.
+private func movedPort(_ port: consuming ReceiveRight, sequenceNumber: UInt64?, made: UInt64?) throws
+    -> (bytes: [UInt8], descriptors: [SharedDescriptor]) {
+    var encoder = WireEncoder(export: PortCore.export)
+    let content = MessageContent(id: 1, body: [], rights: [.receive(port.token)], trailer: MessageTrailer(sender: .current))
+    var (head, tail) = try encoder.encode(content)
+    encoder.patch(&head, descriptorCount: encoder.descriptors.count)
+    // The transfer record: u32 limit, connections, queued, requests; u64 sequence number, make-send count.
+    if let sequenceNumber { withUnsafeBytes(of: sequenceNumber.littleEndian) { tail.replaceSubrange(16..<24, with: $0) } }
+    if let made { withUnsafeBytes(of: made.littleEndian) { tail.replaceSubrange(24..<32, with: $0) } }
+    return (head + tail, encoder.descriptors)
+}
+
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct TransferCounterTests {
+    @Test func P09_aMovedPortWhoseSequenceNumberWouldOverflowIsRefused() throws {
+        try expectNoDescriptorLeak {
+            let raw = try RawConnection()
+            let (bytes, descriptors) = try movedPort(ReceiveRight(), sequenceNumber: .max, made: nil)
+            let refused = try raw.refusals(.badLength) {
+                try raw.send(bytes, descriptors: descriptors.map(\.rawValue))
+                #expect(raw.nothingDelivered())
+            }
+            #expect(refused == 1, "the next message on that port would have trapped adding one to it")
+        }
+    }
+
+    @Test func P09_aMovedPortWhoseMakeSendCountWouldOverflowIsRefused() throws {
+        try expectNoDescriptorLeak {
+            let raw = try RawConnection()
+            let (bytes, descriptors) = try movedPort(ReceiveRight(), sequenceNumber: nil, made: .max)
+            let refused = try raw.refusals(.badLength) {
+                try raw.send(bytes, descriptors: descriptors.map(\.rawValue))
+                #expect(raw.nothingDelivered())
+            }
+            #expect(refused == 1, "the next send right made would have trapped adding one to it")
+        }
+    }
+
+    @Test func P09_aMovedPortWithLargeButSafeCountersStillArrives() throws {
+        try expectNoDescriptorLeak {
+            let raw = try RawConnection()
+            let (bytes, descriptors) = try movedPort(ReceiveRight(), sequenceNumber: 1 << 40, made: 1 << 40)
+            try raw.send(bytes, descriptors: descriptors.map(\.rawValue))
+            var message = try raw.port.receive(timeout: .seconds(5))
+            let port = try message.takeReceiveRight(at: 0)
+            try port.makeSendRight().send(Message(id: 2), timeout: .zero)
+            #expect(try port.receive(timeout: .seconds(5)).trailer.sequenceNumber == (1 << 40) + 1)
+        }
+    }
+}

@@ -12,6 +12,11 @@ package enum WireFormat {
     package static let connectionEntrySize = 8
     /// Nested queued messages inside a moved receive right go this deep at most.
     package static let maximumNesting = 4
+    /// The largest sequence number or make-send count a transfer record may
+    /// carry. The receiver adds one per message or send right; from a
+    /// peer's u64 that addition could overflow (a trap), and no real port
+    /// gets near 2^62 (a billion messages a second for 146 years).
+    package static let maximumCounter: UInt64 = 1 << 62
     /// The most bytes one inline packet may hold; larger packets travel in a
     /// sealed memfd (flag `inMemoryFile`). Fits the receive buffer with room.
     package static let maximumInlinePacket = 96 * 1024

@@ -230,12 +230,14 @@ extension WirePacket {
         let sequenceNumber = try reader.read(UInt64.self)
         let madeSendRights = try reader.read(UInt64.self)
         guard queueLimit <= PortStateMachine.maximumQueueLimit,
+              sequenceNumber <= WireFormat.maximumCounter, madeSendRights <= WireFormat.maximumCounter,
               connectionCount <= SeqPacketSocket.maximumDescriptors,
               queuedCount <= PortStateMachine.maximumQueueLimit * 2,
               requestCount <= 2,
               connectionCount * WireFormat.connectionEntrySize + requestCount * WireFormat.requestEntrySize
                 <= end - reader.offset else {
-            throw WireRejection(.badLength, "transfer of \(connectionCount) connections, \(queuedCount) messages")
+            throw WireRejection(.badLength, "transfer of \(connectionCount) connections, \(queuedCount) messages, "
+                                + "sequence number \(sequenceNumber), \(madeSendRights) send rights made")
         }
         var connections: [(kind: WireFormat.ConnectionKind, descriptor: Int)] = []
         for _ in 0..<connectionCount {
