@@ -130,6 +130,13 @@ let package = Package(
             dependencies: ["Harbor"],
             swiftSettings: strict
         ),
+        // The hostile process the security tests spawn as another uid (P11,
+        // P12): raw packets and system calls, no Harbor code on its side.
+        .executableTarget(
+            name: "harbor-adversary",
+            dependencies: ["CHarborLinux"],
+            swiftSettings: strict
+        ),
         // The child process the main-loop tests spawn: Dispatch's main queue,
         // @MainActor and signals need the main thread, which tests do not own.
         .executableTarget(
@@ -187,6 +194,12 @@ let package = Package(
         .testTarget(
             name: "HarborCrossProcessTests",
             dependencies: ["Harbor", "HarborTestSupport", "harbor-peer"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HarborSecurityTests",
+            dependencies: ["Harbor", "HarborBootstrap", "HarborTestSupport", "CHarborLinux",
+                           "harbor-adversary", "harbor-peer", "harbord", "harbor"],
             swiftSettings: strict
         ),
     ],

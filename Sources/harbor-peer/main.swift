@@ -23,6 +23,9 @@ enum Command {
     static let drainTrailers: Int32 = 13 // rights [receive]: reply "text@pid@relayedBy" per queued message
     static let keepNew: Int32 = 14     // keep a new port, reply with a send-once right to it
     static let burst: Int32 = 15       // send home body-text-many messages, ids 0..<n, body "i", then reply
+    static let stats: Int32 = 40       // reply "key=value ...": the port's status and WireRejections by reason
+    static let grant: Int32 = 41       // reply with a new send right to the port (a connection of its own)
+    static let whoami: Int32 = 42      // reply "uid=U pid=P": the request's trailer.sender
     static let limitFiles: Int32 = 60  // body "n": RLIMIT_NOFILE so that n more descriptors fit, reply "limit=L"
     static let truncations: Int32 = 61 // reply how many packets were refused for truncated control data
 }
@@ -38,84 +41,99 @@ func serve() throws {
     try home.send(hello)
     while true {
         var message = try port.receive()
-        switch message.id {
-        case Command.echo:
-            let body = message.body
-            try message.reply(Message(id: Command.echo, body: body))
-        case Command.forward:
-            let what = try message.takeSendRight(at: 0)
-            let to = try message.takeSendRight(at: 1)
-            var use = Message(id: Command.use)
-            use.attach(what)
-            try to.send(use)
-        case Command.use:
-            let what = try message.takeSendRight(at: 0)
-            try what.send(Message(id: Command.used, text: "used by \(getpid())"))
-        case Command.drain:
-            let moved = try message.takeReceiveRight(at: 0)
-            var bodies: [String] = []
-            while let queued = moved.tryReceive() { bodies.append(queued.text) }
-            moved.destroy()  // before replying, so the sender sees a dead name by then
-            try message.reply(Message(id: Command.drain, text: bodies.joined(separator: ",")))
-        case Command.stall:
-            try port.setQueueLimit(Int(message.text) ?? 1)
-            try message.reply(Message(id: Command.stall, text: "stalled"))
-            // Still using `port` after each wake keeps it alive (a ~Copyable
-            // value may otherwise die after its last use).
-            while true {
-                pause()
-                _ = port.status
-            }
-        case Command.hold:
-            held.append(try message.takeSendRight(at: 0))
-        case Command.region:
-            let region = message.regions.first
-            let summary = region.map { region in
-                region.withUnsafeBytes { bytes in
-                    "\(bytes.count):\(bytes.reduce(UInt32(0)) { $0 &+ UInt32($1) })"
+        // A reply that cannot be delivered (the asker's right died, or its
+        // socket stays full) is the asker's loss: the service keeps serving.
+        do {
+            switch message.id {
+            case Command.echo:
+                let body = message.body
+                try message.reply(Message(id: Command.echo, body: body))
+            case Command.forward:
+                let what = try message.takeSendRight(at: 0)
+                let to = try message.takeSendRight(at: 1)
+                var use = Message(id: Command.use)
+                use.attach(what)
+                try to.send(use)
+            case Command.use:
+                let what = try message.takeSendRight(at: 0)
+                try what.send(Message(id: Command.used, text: "used by \(getpid())"))
+            case Command.drain:
+                let moved = try message.takeReceiveRight(at: 0)
+                var bodies: [String] = []
+                while let queued = moved.tryReceive() { bodies.append(queued.text) }
+                moved.destroy()  // before replying, so the sender sees a dead name by then
+                try message.reply(Message(id: Command.drain, text: bodies.joined(separator: ",")))
+            case Command.stall:
+                try port.setQueueLimit(Int(message.text) ?? 1)
+                try message.reply(Message(id: Command.stall, text: "stalled"))
+                // Still using `port` after each wake keeps it alive (a ~Copyable
+                // value may otherwise die after its last use).
+                while true {
+                    pause()
+                    _ = port.status
                 }
-            } ?? "none"
-            try message.reply(Message(id: Command.region, text: summary))
-        case Command.useHeld:
-            for right in held { try right.send(Message(id: Command.used, text: "used by \(getpid())")) }
-            try message.reply(Message(id: Command.useHeld, text: "done"))
-        case Command.keep:
-            kept = try message.takeReceiveRight(at: 0)
-            try message.reply(Message(id: Command.keep, text: "kept"))
-        case Command.keepNew:
-            let fresh = ReceiveRight()
-            var reply = Message(id: Command.keepNew, text: "new")
-            reply.attach(fresh.makeSendOnceRight())
-            kept = consume fresh
-            try message.reply(reply)
-        case Command.receiveKept:
-            let milliseconds = Int(message.text) ?? 1000
-            var text = "timeout"
-            if let got = try? kept?.receive(timeout: Duration.milliseconds(milliseconds)) {
-                text = got.id == Command.used ? got.text : "#\(got.id)"
+            case Command.hold:
+                held.append(try message.takeSendRight(at: 0))
+            case Command.region:
+                let region = message.regions.first
+                let summary = region.map { region in
+                    region.withUnsafeBytes { bytes in
+                        "\(bytes.count):\(bytes.reduce(UInt32(0)) { $0 &+ UInt32($1) })"
+                    }
+                } ?? "none"
+                try message.reply(Message(id: Command.region, text: summary))
+            case Command.useHeld:
+                for right in held { try right.send(Message(id: Command.used, text: "used by \(getpid())")) }
+                try message.reply(Message(id: Command.useHeld, text: "done"))
+            case Command.keep:
+                kept = try message.takeReceiveRight(at: 0)
+                try message.reply(Message(id: Command.keep, text: "kept"))
+            case Command.keepNew:
+                let fresh = ReceiveRight()
+                var reply = Message(id: Command.keepNew, text: "new")
+                reply.attach(fresh.makeSendOnceRight())
+                kept = consume fresh
+                try message.reply(reply)
+            case Command.receiveKept:
+                let milliseconds = Int(message.text) ?? 1000
+                var text = "timeout"
+                if let got = try? kept?.receive(timeout: Duration.milliseconds(milliseconds)) {
+                    text = got.id == Command.used ? got.text : "#\(got.id)"
+                }
+                try message.reply(Message(id: Command.receiveKept, text: text))
+            case Command.drainTrailers:
+                let moved = try message.takeReceiveRight(at: 0)
+                var entries: [String] = []
+                while let queued = moved.tryReceive() {
+                    let trailer = queued.trailer
+                    entries.append("\(queued.text)@\(trailer.sender.pid)@\(trailer.claimedOriginalSender.map { "\($0.pid)" } ?? "-")")
+                }
+                try message.reply(Message(id: Command.drainTrailers, text: entries.joined(separator: ",")))
+            case Command.burst:
+                for index in 0..<(Int(message.text) ?? 0) { try home.send(Message(id: Int32(index), text: "\(index)")) }
+                try message.reply(Message(id: Command.burst, text: "sent"))
+            case Command.limitFiles:
+                try message.reply(Message(id: Command.limitFiles, text: limitFiles(room: Int(message.text) ?? 1)))
+            case Command.truncations:
+                try message.reply(Message(id: Command.truncations, text: "\(WireRejections.count(.controlTruncated))"))
+            case Command.stats:
+                try message.reply(Message(id: Command.stats, text: statistics(port.status)))
+            case Command.grant:
+                var granted = Message(id: Command.grant)
+                granted.attach(port.makeSendRight())
+                try message.reply(granted)
+            case Command.whoami:
+                let sender = message.trailer.sender
+                try message.reply(Message(id: Command.whoami, text: "uid=\(sender.uid) pid=\(sender.pid)"))
+            case Command.exit:
+                held.removeAll()
+                kept = nil
+                return
+            default:
+                break
             }
-            try message.reply(Message(id: Command.receiveKept, text: text))
-        case Command.drainTrailers:
-            let moved = try message.takeReceiveRight(at: 0)
-            var entries: [String] = []
-            while let queued = moved.tryReceive() {
-                let trailer = queued.trailer
-                entries.append("\(queued.text)@\(trailer.sender.pid)@\(trailer.claimedOriginalSender.map { "\($0.pid)" } ?? "-")")
-            }
-            try message.reply(Message(id: Command.drainTrailers, text: entries.joined(separator: ",")))
-        case Command.burst:
-            for index in 0..<(Int(message.text) ?? 0) { try home.send(Message(id: Int32(index), text: "\(index)")) }
-            try message.reply(Message(id: Command.burst, text: "sent"))
-        case Command.limitFiles:
-            try message.reply(Message(id: Command.limitFiles, text: limitFiles(room: Int(message.text) ?? 1)))
-        case Command.truncations:
-            try message.reply(Message(id: Command.truncations, text: "\(WireRejections.count(.controlTruncated))"))
-        case Command.exit:
-            held.removeAll()
-            kept = nil
-            return
-        default:
-            break
+        } catch {
+            print("harbor-peer: message \(message.id): \(error)")
         }
     }
 }
@@ -142,6 +160,17 @@ func limitFiles(room: Int) -> String {
     limit.rlim_cur = rlim_t(number)
     guard setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return "failed: errno \(errno)" }
     return "limit=\(limit.rlim_cur)"
+}
+
+/// The port's counters and every refusal reason with its count, as
+/// `key=value` words (spaces in a reason's name become dashes).
+func statistics(_ status: PortStatus) -> String {
+    var words = ["limit=\(status.queueLimit)", "queued=\(status.queuedMessages)", "senders=\(status.sendRights)",
+                 "dead=\(status.isDead)", "refused=\(WireRejections.total)"]
+    for reason in WireRejectionReason.allCases {
+        words.append("\(String(reason.description.map { $0 == " " ? "-" : $0 }))=\(WireRejections.count(reason))")
+    }
+    return words.joined(separator: " ")
 }
 
 do {

@@ -1,0 +1,65 @@
+// harbor-adversary — P12: the port's slot counter, which every sender maps.
+// Refused messages that keep their slot, a counter written "full", a
+// counter with its magic overwritten, and every slot taken and kept.
+import Glibc
+
+enum SharedCounter {
+    /// A counted packet the decoder refuses after reading its header: the
+    /// `variant`th of a few shapes (a send right whose descriptors are
+    /// eventfds, an unknown entry kind, a lying total length).
+    static func refusedPacket(_ variant: Int) -> (Packet, [CInt]) {
+        var packet = Packet(flags: Wire.Flag.counted, id: Protocol.unknown)
+        switch variant % 3 {
+        case 0:
+            let first = RawIO.eventDescriptor(), second = RawIO.eventDescriptor()
+            packet.entries = [.send(Identity.fresh(), first: 0)]
+            packet.declaredDescriptors = 2
+            return (packet, [first, second])
+        case 1:
+            packet.entries = [Entry(kind: 9, descriptorCount: 0, first: 0, identity: Identity.fresh())]
+            return (packet, [])
+        default:
+            packet.body = Array("refused".utf8)
+            packet.totalOverride = 99
+            return (packet, [])
+        }
+    }
+
+    /// `wedge`: `--count` (300) counted messages the decoder refuses, each
+    /// on a slot taken as an honest sender takes it.
+    static func wedge(_ target: Target, _ options: Options, _ report: Report) {
+        var taken = 0, withoutSlot = 0
+        for index in 0..<(options.count ?? 300) {
+            let (packet, descriptors) = refusedPacket(index)
+            if target.counter.acquire(patience: .milliseconds(20), socket: target.socket) { taken += 1 } else { withoutSlot += 1 }
+            _ = RawIO.send(target.socket, [packet.encoded], descriptors: descriptors, wait: .seconds(5))
+            for descriptor in descriptors { close(descriptor) }
+        }
+        usleep(300_000)  // the victim reads them meanwhile
+        report.set("slotsTaken", taken)
+        report.set("sentWithoutSlot", withoutSlot)
+        report.set("counter", target.counter.isKnownLayout ? "known" : "unknown")
+        report.set("freeAfter", target.counter.free.map { Int($0) } ?? -1)
+        options.holdOn()
+    }
+
+    /// `scribble`: maps the counter writable and writes it full for every
+    /// sender; `scribble-magic` overwrites the whole page. Then holds on.
+    static func scribble(_ target: Target, _ options: Options, _ report: Report, everything: Bool) {
+        report.set("counter", target.counter.isKnownLayout ? "known" : "unknown")
+        report.set("writable", target.counter.isWritable)
+        let written = everything ? target.counter.scribbleEverything() : target.counter.scribbleFull()
+        report.set("written", written)
+        report.set("freeAfter", target.counter.free.map { Int($0) } ?? -1)
+        options.holdOn()
+        report.set("servedAfter", Protocol.ping(target).inbound != nil)
+    }
+
+    /// `hoard-slots`: takes every free slot as a sender would, sends
+    /// nothing, holds on, and leaves with them.
+    static func hoardSlots(_ target: Target, _ options: Options, _ report: Report) {
+        report.set("slotsTaken", target.counter.takeAll())
+        report.set("freeAfter", target.counter.free.map { Int($0) } ?? -1)
+        options.holdOn()
+    }
+}

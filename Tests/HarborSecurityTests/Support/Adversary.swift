@@ -1,0 +1,116 @@
+// Harbor — security tests: running harbor-adversary as another uid.
+import CHarborLinux
+import Glibc
+import Harbor
+import HarborTestSupport
+
+/// A directory under /tmp that uid 65534 can search (so it reaches the
+/// socket and the executable copied there), removed with its files.
+final class Scratch: Sendable {
+    let path: String
+
+    init() {
+        var template = Array("/tmp/harbor-sec-XXXXXX".utf8CString)
+        path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+        chmod(path, 0o755)
+    }
+
+    deinit {
+        if let directory = opendir(path) {
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                if name != "." && name != ".." { unlink(path + "/" + name) }
+            }
+            closedir(directory)
+        }
+        rmdir(path)
+    }
+
+    /// Copies `source` here as `name` with `mode`; returns the copy's path.
+    func copy(_ source: String, as name: String, mode: mode_t = 0o755) -> String {
+        let copy = path + "/" + name
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        let output = open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = read(input, &chunk, chunk.count)
+            if count <= 0 { break }
+            _ = chunk.withUnsafeBytes { Glibc.write(output, $0.baseAddress, count) }
+        }
+        close(input)
+        close(output)
+        chmod(copy, mode)
+        return copy
+    }
+
+    /// A file holding `text`, readable by all.
+    func write(_ name: String, _ text: String) -> String {
+        let file = path + "/" + name
+        let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        return file
+    }
+
+    /// An empty file anyone may write (the adversary's report).
+    func writableFile(_ name: String) -> String {
+        let file = path + "/" + name
+        close(open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666))
+        chmod(file, 0o666)
+        return file
+    }
+}
+
+/// What one adversary run reported, and how it ended.
+struct AdversaryRun: CustomStringConvertible {
+    /// Its `key=value` findings (empty if it wrote none).
+    let fields: [String: String]
+    /// The wait status, or nil if it had to be killed at the deadline.
+    let waitStatus: CInt?
+    let pid: pid_t
+
+    subscript(key: String) -> String? { fields[key] }
+    func int(_ key: String) -> Int? { fields[key].flatMap { Int($0) } }
+    /// Whether it exited 0 by itself.
+    var finished: Bool { waitStatus.map { $0 & 0x7f == 0 && ($0 >> 8) & 0xff == 0 } ?? false }
+    var description: String { fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ") }
+}
+
+/// The adversary's uid and gid: nobody.
+let adversaryUID: uid_t = 65534
+
+/// Runs `harbor-adversary ATTACK` as uid 65534 against `victim`, with
+/// `arguments`, and waits for it (killing it at `timeout`). Its executable
+/// is copied where that uid can run it (the build directory may not be).
+func runAdversary(_ attack: String, against victim: Victim, _ arguments: [String] = [],
+                  timeout: Duration = .seconds(120)) throws -> AdversaryRun {
+    let scratch = Scratch()
+    let executable = scratch.copy(builtExecutable("harbor-adversary"), as: "harbor-adversary")
+    let out = scratch.writableFile("report")
+    let command = ["--reuid=\(adversaryUID)", "--regid=\(adversaryUID)", "--clear-groups", executable, attack,
+                   "--target", victim.kind, "--out", out] + victim.adversaryArguments + arguments
+    let child = try ChildProcess.spawn(executable: "/usr/bin/setpriv", arguments: command,
+                                       initialMessage: victim.firstMessageForAdversary())
+    let pid = child.pid
+    let deadline = ContinuousClock.now + timeout
+    var status: CInt = 0
+    var waited: CInt?
+    while waited == nil {
+        if waitpid(pid, &status, WNOHANG) == pid {
+            waited = status
+        } else if ContinuousClock.now > deadline {
+            child.kill(SIGKILL)
+            waitpid(pid, &status, 0)
+            break
+        } else {
+            usleep(10_000)
+        }
+    }
+    var fields: [String: String] = [:]
+    for word in (readSmallFile(out) ?? "").split(whereSeparator: \.isWhitespace) {
+        let parts = word.split(separator: "=", maxSplits: 1)
+        if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
+    }
+    return AdversaryRun(fields: fields, waitStatus: waited, pid: pid)
+}

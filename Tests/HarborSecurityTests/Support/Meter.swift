@@ -1,0 +1,81 @@
+// Harbor — security tests: what a victim process holds, read from /proc.
+import Glibc
+import Synchronization
+import HarborTestSupport
+
+/// Descriptors and resident memory of another process.
+struct Usage: Sendable, CustomStringConvertible {
+    var descriptors: Int
+    var residentBytes: Int
+
+    init(descriptors: Int, residentBytes: Int) {
+        self.descriptors = descriptors
+        self.residentBytes = residentBytes
+    }
+
+    /// Reads /proc/`pid`/fd and /proc/`pid`/statm; nil once the process is gone.
+    init?(of pid: pid_t) {
+        guard let directory = opendir("/proc/\(pid)/fd") else { return nil }
+        var count = 0
+        while let entry = readdir(directory) {
+            if entry.pointee.d_name.0 != UInt8(ascii: ".") { count += 1 }
+        }
+        closedir(directory)
+        guard let statm = readSmallFile("/proc/\(pid)/statm") else { return nil }
+        let fields = statm.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+        descriptors = count
+        residentBytes = pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    var description: String { "\(descriptors) descriptors, \(residentBytes >> 20) MiB resident" }
+}
+
+/// The whole of a small text file, or nil.
+func readSmallFile(_ path: String) -> String? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var text = ""
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let count = read(fd, &chunk, chunk.count)
+        guard count > 0 else { break }
+        text += String(decoding: chunk[0..<count], as: UTF8.self)
+    }
+    return text
+}
+
+/// Samples a process's usage every 20 ms on its own thread, keeping the peaks.
+final class UsageSampler {
+    private final class Shared: Sendable {
+        let peak = Mutex<Usage?>(nil)
+        let running = Atomic<Bool>(true)
+    }
+
+    private let shared = Shared()
+    private var thread: TestThread<Void>?
+
+    init(_ pid: pid_t) {
+        let shared = self.shared
+        thread = TestThread {
+            while shared.running.load(ordering: .relaxed) {
+                if let usage = Usage(of: pid) {
+                    shared.peak.withLock { peak in
+                        peak = Usage(descriptors: max(peak?.descriptors ?? 0, usage.descriptors),
+                                     residentBytes: max(peak?.residentBytes ?? 0, usage.residentBytes))
+                    }
+                }
+                usleep(20_000)
+            }
+        }
+    }
+
+    /// Stops sampling and returns the peaks (nil if the process was never seen).
+    func stop() -> Usage? {
+        shared.running.store(false, ordering: .relaxed)
+        thread?.join()
+        thread = nil
+        return shared.peak.withLock { $0 }
+    }
+}
