@@ -163,7 +163,9 @@ enum Forgery {
 
     /// Registers `name` with `forged` as right 0 (harbord keeps it, or treats
     /// it as the registering session), looks the name up, unregisters it.
-    private static func registerAndLookUp(_ target: Target, name: [UInt8], forged: OutRight, junk: OwnPort) -> LookUpOutcome {
+    private static func registerAndLookUp(
+        _ target: Target, name: [UInt8], forged: OutRight, junk: OwnPort
+    ) -> LookUpOutcome {
         let registered = target.request(id: Protocol.Bootstrap.register, body: name, rights: [forged])
         guard let answer = registered.inbound, answer.id == 0 else {
             registered.inbound?.closeAll()
@@ -181,7 +183,8 @@ enum Forgery {
         if probes[1].revents & Int16(POLLIN) != 0, let (_, forwarded) = RawIO.receive(junk.receiving, timeout: .zero) {
             for descriptor in forwarded { close(descriptor) }
             outcome = .forwardedToOwnSocket
-        } else if probes[0].revents & Int16(POLLIN) != 0, let (bytes, arrived) = RawIO.receive(replies.receiving, timeout: .zero) {
+        } else if probes[0].revents & Int16(POLLIN) != 0,
+                  let (bytes, arrived) = RawIO.receive(replies.receiving, timeout: .zero) {
             let reply = Inbound(bytes, descriptors: arrived)
             outcome = .lookedUp(reply?.rights.first)
             // The caller closes the right's descriptors; close the rest.
@@ -203,7 +206,8 @@ enum Forgery {
         var outcomes: [String: Int] = [:]
         for identity in claims {
             let junk = OwnPort()
-            var packet = Packet(flags: Wire.Flag.counted, id: target.kind == .harbord ? Protocol.Bootstrap.list : Protocol.Peer.echo)
+            let id = target.kind == .harbord ? Protocol.Bootstrap.list : Protocol.Peer.echo
+            var packet = Packet(flags: Wire.Flag.counted, id: id)
             packet.body = target.kind == .harbord ? [] : Array("forged reply".utf8)
             let descriptors = Target.assemble(&packet, rights: [], reply: .sendOnce(identity, socket: junk.sending))
             target.send(packet, descriptors: descriptors)

@@ -53,7 +53,11 @@ final class Report {
     }
 
     func set(_ key: String, _ value: String) {
-        if let index = fields.firstIndex(where: { $0.0 == key }) { fields[index].1 = value } else { fields.append((key, value)) }
+        if let index = fields.firstIndex(where: { $0.0 == key }) {
+            fields[index].1 = value
+        } else {
+            fields.append((key, value))
+        }
     }
 
     func set(_ key: String, _ value: Int) { set(key, String(value)) }

@@ -31,7 +31,11 @@ enum SharedCounter {
         var taken = 0, withoutSlot = 0
         for index in 0..<(options.count ?? 300) {
             let (packet, descriptors) = refusedPacket(index)
-            if target.counter.acquire(patience: .milliseconds(20), socket: target.socket) { taken += 1 } else { withoutSlot += 1 }
+            if target.counter.acquire(patience: .milliseconds(20), socket: target.socket) {
+                taken += 1
+            } else {
+                withoutSlot += 1
+            }
             _ = RawIO.send(target.socket, [packet.encoded], descriptors: descriptors, wait: .seconds(5))
             for descriptor in descriptors { close(descriptor) }
         }

@@ -131,7 +131,8 @@ final class Target {
         guard let (packet, descriptors) = RawIO.receive(fd, timeout: .seconds(30)),
               let first = Inbound(packet, descriptors: descriptors), let right = first.rights.first,
               right.descriptors.count == 2 else { return nil }
-        let shared = Target(kind: .service, socket: right.descriptors[0], slots: right.descriptors[1], identity: right.identity)
+        let shared = Target(kind: .service, socket: right.descriptors[0], slots: right.descriptors[1],
+                            identity: right.identity)
         guard let granted = shared.request(id: grantID).inbound, let own = granted.rights.first,
               own.descriptors.count == 2 else { return nil }
         return Target(kind: .service, socket: own.descriptors[0], slots: own.descriptors[1], identity: own.identity)

@@ -18,7 +18,9 @@ final class Scratch: Sendable {
     deinit {
         if let directory = opendir(path) {
             while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                    String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
+                }
                 if name != "." && name != ".." { unlink(path + "/" + name) }
             }
             closedir(directory)

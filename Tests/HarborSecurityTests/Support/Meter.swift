@@ -31,6 +31,24 @@ struct Usage: Sendable, CustomStringConvertible {
     var description: String { "\(descriptors) descriptors, \(residentBytes >> 20) MiB resident" }
 }
 
+/// The share of one CPU `pid` used over `interval` (user and system time
+/// from /proc/`pid`/stat); nil if it is gone.
+func cpuShare(of pid: pid_t, over interval: Duration = .seconds(1)) -> Double? {
+    func ticks() -> Int? {
+        guard let stat = readSmallFile("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return nil }
+        // After the command: state is field 3, utime 14 and stime 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { return nil }
+        return user + system
+    }
+    guard let before = ticks() else { return nil }
+    let start = ContinuousClock.now
+    usleep(UInt32(interval / .microseconds(1)))
+    guard let after = ticks() else { return nil }
+    let seconds = Double((ContinuousClock.now - start) / .milliseconds(1)) / 1000
+    return Double(after - before) / Double(sysconf(Int32(_SC_CLK_TCK))) / seconds
+}
+
 /// The whole of a small text file, or nil.
 func readSmallFile(_ path: String) -> String? {
     let fd = open(path, O_RDONLY | O_CLOEXEC)

@@ -22,6 +22,8 @@ struct Siege {
     let aliveAfter: Bool
     /// An honest request after the adversary left, and what it said (nil: fine).
     let honestAfter: String?
+    /// The share of a CPU the victim used in the second after that, idle.
+    let idleCPU: Double?
 
     /// How many more refusals the victim counted for `reason` (with dashes
     /// for spaces; "refused" is the total); nil if it cannot tell.
@@ -33,7 +35,8 @@ struct Siege {
     var summary: String {
         "adversary: \(adversary); honest: \(honestSuccesses) ok, \(honestFailures.count) failed "
             + "\(honestFailures.prefix(3)); baseline \(baseline), peak \(peak.map { "\($0)" } ?? "-"), "
-            + "after \(after.map { "\($0)" } ?? "-"); refusals \(refusalsBefore ?? [:]) → \(refusalsAfter ?? [:])"
+            + "after \(after.map { "\($0)" } ?? "-"), idle CPU \(idleCPU.map { "\(Int($0 * 1000)) ‰" } ?? "-"); "
+            + "refusals \(refusalsBefore ?? [:]) → \(refusalsAfter ?? [:])"
     }
 }
 
@@ -89,16 +92,18 @@ func besiege(_ victim: Victim, _ attack: String, _ arguments: [String] = [], sla
         after = Usage(of: victim.pid)
     }
     let honestAfter = victim.honestRequest()
+    let idle = cpuShare(of: victim.pid)
     let siege = Siege(adversary: adversary, honestFailures: failures, honestSuccesses: successes, baseline: baseline,
                  peak: peak, after: after, refusalsBefore: refusalsBefore, refusalsAfter: victim.refusals(),
-                 aliveAfter: victim.isAlive, honestAfter: honestAfter)
+                 aliveAfter: victim.isAlive, honestAfter: honestAfter, idleCPU: idle)
     print("siege \(victim.kind) \(attack): \(siege.summary)")
     return siege
 }
 
 /// The checks every attack must pass: the adversary ran to its end, the
-/// victim is alive and kept answering the honest client throughout, its
-/// descriptors and memory came back to baseline, and it counted at least
+/// victim is alive and kept answering the honest client throughout, it
+/// sits idle afterwards (under 5 % of a CPU), its descriptors and memory
+/// came back to baseline, and it counted at least
 /// `refusals` refusals (of `reason`) if it reports its counts at all.
 func expectContained(_ siege: Siege, slack: Slack = Slack(), refusals: Int = 0, reason: String = "refused",
                      adversaryFinishes: Bool = true, sourceLocation: SourceLocation = #_sourceLocation) {
@@ -110,6 +115,10 @@ func expectContained(_ siege: Siege, slack: Slack = Slack(), refusals: Int = 0, 
     #expect(siege.honestFailures.count == 0, "the honest client failed: \(summary)", sourceLocation: sourceLocation)
     #expect(siege.honestSuccesses > 0, "the honest client never got through: \(summary)", sourceLocation: sourceLocation)
     #expect(siege.honestAfter == nil, "the victim stopped serving: \(siege.honestAfter ?? "") \(summary)",
+            sourceLocation: sourceLocation)
+    // An attack may leave no trace in what the victim holds and still leave
+    // it spinning (a readiness signal that never clears).
+    #expect(siege.idleCPU.map { $0 < 0.05 } ?? false, "the victim is busy while idle: \(summary)",
             sourceLocation: sourceLocation)
     if let after = siege.after {
         #expect(after.descriptors <= siege.baseline.descriptors + slack.descriptors,
