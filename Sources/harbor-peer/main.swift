@@ -23,6 +23,14 @@ enum Command {
     static let drainTrailers: Int32 = 13 // rights [receive]: reply "text@pid@relayedBy" per queued message
     static let keepNew: Int32 = 14     // keep a new port, reply with a send-once right to it
     static let burst: Int32 = 15       // send home body-text-many messages, ids 0..<n, body "i", then reply
+    // P12 misbehaviour (Misbehaviour.swift), on right 0 (a send right) or home:
+    static let rawFlood: Int32 = 50    // body "n": n counted raw messages, no slot taken
+    static let rawWaits: Int32 = 51    // body "n": n wait packets, a fresh eventfd each
+    static let rawFragment: Int32 = 52 // body "declared sent": a fragmented message never finished
+    static let scribble: Int32 = 53    // body full|full-loop|hoard|room|magic: write the slot counter
+    static let regions: Int32 = 54     // body "count bytes": messages with one sparse sealed region each
+    static let rights: Int32 = 55      // body "messages copies": messages with copies of one send right
+    static let payload: Int32 = 56     // body "bytes": one Message(id:payload:)
     static let stats: Int32 = 40       // reply "key=value ...": the port's status and WireRejections by reason
     static let grant: Int32 = 41       // reply with a new send right to the port (a connection of its own)
     static let whoami: Int32 = 42      // reply "uid=U pid=P": the request's trailer.sender
@@ -125,6 +133,10 @@ func serve() throws {
             case Command.whoami:
                 let sender = message.trailer.sender
                 try message.reply(Message(id: Command.whoami, text: "uid=\(sender.uid) pid=\(sender.pid)"))
+            case Command.rawFlood...Command.payload:
+                let target = message.carriedRights.first == .send ? try message.takeSendRight(at: 0) : home
+                let done = Misbehaviour.run(message.id, message.text, target: target)
+                try message.reply(Message(id: message.id, text: done))
             case Command.exit:
                 held.removeAll()
                 kept = nil

@@ -1,5 +1,6 @@
 // Harbor — P07: the shared slot counter that makes the queue limit hold
 // across processes. Two mappings of one memfd stand for two processes.
+// P12: the counter is a hint every sender can write; the receiver repairs it.
 import HarborTestSupport
 import Synchronization
 import Testing
@@ -57,5 +58,68 @@ import Testing
         #expect(overLimit.load(ordering: .relaxed) == 0, "more slots held at once than the limit")
         #expect(acquired.load(ordering: .relaxed) > 0)
         #expect(receiver.free == Int32(limit), "every slot taken was given back")
+    }
+    /// Writes the counter's words as a hostile sender with its own mapping would.
+    private func scribble(_ slots: SharedSlots, _ write: (UnsafeMutablePointer<Int32>) -> Void) throws {
+        let memory = try MemoryFile.map(slots.descriptor.rawValue, size: SharedSlots.size, writable: true)
+        defer { MemoryFile.unmap(memory, size: SharedSlots.size) }
+        write(memory.assumingMemoryBound(to: Int32.self))
+    }
+
+    @Test func P12_aCounterWrittenFullIsRepairedFromTheReceiversCount() throws {
+        let receiver = try SharedSlots(free: 3)
+        let sender = try SharedSlots(adopting: receiver.descriptor)
+        try scribble(receiver) { words in
+            words[16] = Int32.max / 2  // slots taken
+            words[17] = 0              // the senders' copy of "given back"
+        }
+        #expect(!sender.tryAcquire(), "written full, the counter stops honest senders")
+        receiver.counter.repair(free: 3)
+        #expect(receiver.free == 3)
+        #expect(sender.tryAcquire())
+        #expect(sender.tryAcquire())
+        #expect(sender.tryAcquire())
+        #expect(!sender.tryAcquire(), "repaired to the receiver's count, not beyond")
+    }
+
+    @Test func P12_clampingLowersTheCountAndNeverRaisesIt() throws {
+        let receiver = try SharedSlots(free: 2)
+        let sender = try SharedSlots(adopting: receiver.descriptor)
+        #expect(!receiver.counter.clamp(atMost: 5), "room the receiver does not see is not made")
+        #expect(receiver.free == 2)
+        try scribble(receiver) { words in words[32] = 1000 }  // "given back" written up: room that is not there
+        #expect(receiver.counter.clamp(atMost: 2))
+        #expect(receiver.free == 2)
+        #expect(sender.tryAcquire())
+        #expect(sender.tryAcquire())
+        #expect(!sender.tryAcquire())
+        #expect(receiver.counter.clamp(atMost: -3), "a queue past its limit shows less than no room")
+        #expect(receiver.free == -3)
+    }
+
+    @Test func P12_aCounterWhosePageWasOverwrittenIsStillAdoptedAndRepaired() throws {
+        let receiver = try SharedSlots(free: 2)
+        try scribble(receiver) { words in words.withMemoryRebound(to: UInt8.self, capacity: SharedSlots.size) {
+            $0.initialize(repeating: 0xFF, count: SharedSlots.size)
+        } }
+        let newcomer = try SharedSlots(adopting: receiver.descriptor)
+        receiver.counter.repair(free: 2)
+        var magic: Int32 = 0
+        try scribble(receiver) { words in magic = words[0] }
+        #expect(magic == 0x4842_5332, "the receiver writes its layout's magic back")
+        #expect(newcomer.tryAcquire())
+        #expect(newcomer.tryAcquire())
+        #expect(!newcomer.tryAcquire())
+    }
+
+    @Test func P12_theReceiverLooksForWaitersByItsOwnCount() throws {
+        let receiver = try SharedSlots(free: 1)
+        try scribble(receiver) { words in words[48] = -50 }  // the senders' announcement, written down
+        receiver.setRegisteredWaiters(2)
+        #expect(receiver.counter.waiters == 2, "registered waiters are woken whatever the shared word says")
+        receiver.setRegisteredWaiters(0)
+        #expect(receiver.counter.waiters == 0)
+        try scribble(receiver) { words in words[48] = 7 }
+        #expect(receiver.counter.waiters == 7, "announced ones make the receiver look at its sockets")
     }
 }

@@ -89,12 +89,12 @@ extension PortCore {
     /// The message is moved throughout, never copied. Refused, it gives its
     /// slot back to `slots`, as `acceptRemote` does.
     func acceptRemoteAndTake(
-        _ content: consuming MessageContent, slots: SharedSlots.Counter, gaveBack: inout Bool
+        _ content: consuming MessageContent, slots: SharedSlots.Counter, gaveBack: inout Bool,
+        freed: inout PortTransport?
     ) -> MessageContent? {
         let counted = content.countsAgainstLimit
         var pending: MessageContent? = consume content
         var taken: MessageContent?
-        var freed: PortTransport?
         var wake: Parker?
         let refusal = state.withLock { guarded -> WireRejectionReason? in
             guard guarded.machine.queue.isEmpty, guarded.route == nil, !guarded.machine.isDead,
@@ -111,7 +111,9 @@ extension PortCore {
         }
         guard taken != nil else { return nil }
         wake?.unpark()
-        freed?.slotFreed(port: self)
+        // `freed` is the caller's to notify (`slotFreed`), once it has queued
+        // the rest of what its pump read: notifying pumps the sockets, and a
+        // message read then must not overtake the ones already read.
         return taken
     }
 

@@ -126,14 +126,19 @@ extension PortTransport {
             // this transport's counter (the port may have moved or died
             // since the packets were read).
             let slots = transport.slots.counter
+            var freed: PortTransport?
             if let first = firstMessage.take() {
                 if takeFirst {
-                    outcome.taken = port.acceptRemoteAndTake(consume first, slots: slots, gaveBack: &gaveSlotsBack)
+                    outcome.taken = port.acceptRemoteAndTake(consume first, slots: slots, gaveBack: &gaveSlotsBack,
+                                                             freed: &freed)
                 } else {
                     port.acceptRemote(consume first, slots: slots, gaveBack: &gaveSlotsBack)
                 }
             }
             if messages != nil { port.acceptRemote(batch: &messages!, slots: slots, gaveBack: &gaveSlotsBack) }
+            // Only now: the slot the first message freed pumps the sockets
+            // again, and what that reads must come after this batch.
+            freed?.slotFreed(port: port)
             if gotWaiter || (gaveSlotsBack && slots.waiters > 0) { transport.signalWaiters(port: port) }
             if !events.isEmpty {
                 for arrival in events { Self.act(on: arrival, port) }

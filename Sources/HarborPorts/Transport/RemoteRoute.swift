@@ -380,3 +380,9 @@ private struct PlainHeader {
         }
     }
 }
+
+extension PortCore {
+    /// The connection a proxy sends through (nil for a port received here).
+    /// For tests and test helpers that misbehave on purpose (harbor-peer).
+    package var remoteRoute: RemoteRoute? { state.withLock { $0.route } }
+}
