@@ -152,9 +152,11 @@ let package = Package(
         ),
         // Benchmarks: Harbor beside the raw Linux floor and the peers, as ratios.
         // Kept out of every library product (Scripts/bench.sh runs it).
+        // The timer benchmark's floor: a plain C 4-ary heap (harbor-bench only).
+        .target(name: "CHarborTimerFloor"),
         .executableTarget(
             name: "harbor-bench",
-            dependencies: ["Harbor", "HarborBootstrap", "CHarborLinux", "CSystemd"],
+            dependencies: ["Harbor", "HarborBootstrap", "CHarborLinux", "CSystemd", "CHarborTimerFloor"],
             // Not `strict`: the benchmarks mix Foundation and Glibc, and with
             // MemberImportVisibility a clean build attributes Glibc's C structs
             // (timespec) to CoreFoundation in files that import only Glibc.

@@ -112,6 +112,43 @@ extension RunLoopTests {
             #expect(seen == [true, false, false])
         }
 
+        /// CF collects the due timers before its first timer callout: a timer
+        /// re-armed to "now" inside its callout fires at the next pass, never
+        /// again in the same one; and every timer due when the pass began
+        /// fires in it, earliest first, however many there are.
+        @Test func RL07_aPassFiresTheTimersDueWhenItBegan_notOnesReArmedDuringIt() {
+            let (perPass, order) = onFreshThread { () -> ([Int], [Int]) in
+                let loop = Loop.current
+                let fires = Mutex(0)
+                let rearming = LoopTimer(after: .zero, repeating: .seconds(60)) { timer in
+                    fires.withLock { $0 += 1 }
+                    timer.setFireDate(after: .zero)
+                }
+                loop.add(rearming, forMode: .default)
+                var perPass: [Int] = []
+                for _ in 0..<3 {
+                    usleep(1000)
+                    fires.withLock { $0 = 0 }
+                    _ = loop.run(mode: .default, timeout: .zero, returnAfterSourceHandled: false)
+                    perPass.append(fires.withLock { $0 })
+                }
+                rearming.invalidate()
+                // More due timers than one batch of the loop takes: all fire, in date order.
+                let order = Mutex<[Int]>([])
+                let base = MonotonicInstant.now.nanoseconds
+                for index in (0..<200).reversed() {
+                    let timer = LoopTimer(fire: base + Int64(index) * 1000, anchor: nil, interval: nil, tolerance: .zero,
+                                          label: "timer \(index)") { _ in order.withLock { $0.append(index) } }
+                    loop.add(timer, forMode: .default)
+                }
+                usleep(2000)
+                _ = loop.run(mode: .default, timeout: .zero, returnAfterSourceHandled: false)
+                return (perPass, order.withLock { $0 })
+            }
+            #expect(perPass == [1, 1, 1])
+            #expect(order == Array(0..<200))
+        }
+
         /// CF marks an observer as firing during its callout and skips it in
         /// a run nested there, so an observer never re-enters itself.
         @Test func RL10_RL13_anObserverIsNotCalledAgainFromARunNestedInItsCallout() {

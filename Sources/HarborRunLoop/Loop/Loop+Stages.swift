@@ -43,38 +43,62 @@ extension Loop {
         return ran
     }
 
-    /// Fires every timer of the mode that is due (fire date ≤ now), earliest
-    /// first. Repeating timers move to their next grid point before their
-    /// callout (skipping missed ticks); one-shot timers leave every heap once,
-    /// here, and are invalidated after it. A timer invalidated or re-armed by
-    /// an earlier callout of the same pass is skipped (CF re-checks too).
-    /// Firing is not "handling a source".
+    /// Fires every timer of the mode that was due (fire date ≤ now) and
+    /// scheduled when the pass began, earliest first: what CF collects before
+    /// its first timer callout. A timer scheduled or moved by a callout waits
+    /// for the next pass, even if due. Repeating timers move to their next
+    /// grid point before their callout (skipping missed ticks); one-shot
+    /// timers leave every heap once, here, and are invalidated after it. A
+    /// timer invalidated or re-armed by an earlier callout of the same pass is
+    /// skipped (CF re-checks too). Firing is not "handling a source".
+    ///
+    /// Due timers are taken in batches of ``timerBatch``, each called out and
+    /// its finished one-shot timers detached under one lock, so that a
+    /// timer's object is still in cache from its collection to its detach
+    /// (a million due timers taken at once were three cold passes over them).
     func doTimers(_ mode: ModeState) {
         mode.timerDescriptor.drain()
         let now = MonotonicInstant.now.nanoseconds
-        let due = state.withLock { state -> [DueTimer] in
+        let mark = state.withLock { _ in
             mode.armedDeadline = nil
-            guard !state.terminated else { return [] }
-            return collectDueTimers(mode.timers, now: now)
+            return mode.timers.sequenceMark
         }
-        for entry in due {
-            let timer = entry.timer
-            guard timer.state.withLock({ $0.valid && $0.reschedules == entry.reschedules }) else { continue }
-            Callout.timer(timer)
-            if !entry.repeats {
-                // A one-shot timer is done, unless its handler re-armed it.
-                let done = timer.state.withLock { timerState -> Bool in
-                    guard timerState.valid, timerState.reschedules == entry.reschedules else { return false }
-                    timerState.valid = false
-                    return true
+        var due: [DueTimer] = []
+        due.reserveCapacity(Self.timerBatch)
+        var finished: [LoopTimer] = []
+        var more = true
+        while more {
+            more = state.withLock { state -> Bool in
+                guard !state.terminated else { return false }
+                return collectDueTimers(mode.timers, now: now, scheduledBefore: mark, limit: Self.timerBatch, into: &due)
+            }
+            for entry in due {
+                let timer = entry.timer
+                guard timer.state.withLock({ $0.valid && $0.reschedules == entry.reschedules }) else { continue }
+                Callout.timer(timer)
+                if !entry.repeats {
+                    // A one-shot timer is done, unless its handler re-armed it.
+                    let done = timer.state.withLock { timerState -> Bool in
+                        guard timerState.valid, timerState.reschedules == entry.reschedules else { return false }
+                        timerState.valid = false
+                        return true
+                    }
+                    if done { finished.append(timer) }
+                } else if timer.state.withLock({ $0.reschedules }) == entry.reschedules {
+                    // Ticks that passed during a long callout are skipped too.
+                    skipTicksMissedDuringCallout(timer)
                 }
-                if done { detachTimer(timer) }
-            } else if timer.state.withLock({ $0.reschedules }) == entry.reschedules {
-                // Ticks that passed during a long callout are skipped too.
-                skipTicksMissedDuringCallout(timer)
+            }
+            due.removeAll(keepingCapacity: true)
+            if !finished.isEmpty {
+                detachTimers(finished)
+                finished.removeAll(keepingCapacity: true)
             }
         }
     }
+
+    /// Due timers taken per lock in ``doTimers(_:)``.
+    static let timerBatch = 64
 
     private func skipTicksMissedDuringCallout(_ timer: LoopTimer) {
         let now = MonotonicInstant.now.nanoseconds

@@ -138,6 +138,7 @@ public final class Loop: Sendable {
             state.terminated = true
             defer {
                 state.modes = [:]
+                state.lastMode = nil
                 state.blocks = []
                 state.commonItems = []
                 state.portSlots = SlotTable()

@@ -45,6 +45,8 @@ struct LoopState: ~Copyable {
     var portSlots = SlotTable<PortSource>()
     var descriptorSlots = SlotTable<DescriptorSource>()
     var terminated = false
+    /// The mode `mode(_:)` returned last (dropped with the modes at teardown).
+    var lastMode: ModeState?
 
     init() {
         let wake = wakeUp!.counter.rawValue
@@ -55,10 +57,18 @@ struct LoopState: ~Copyable {
 
     /// The mode called `name`, created on first use.
     mutating func mode(_ name: LoopMode) -> ModeState {
-        if let mode = modes[name] { return mode }
-        let mode = ModeState(name: name, wakeDescriptor: wakeUp?.counter.rawValue ?? -1)
-        mode.isCommon = commonModes.contains(name)
-        modes[name] = mode
+        // Most adds name the mode the previous one did: a short string
+        // compare instead of hashing the name.
+        if let last = lastMode, last.name == name { return last }
+        let mode: ModeState
+        if let existing = modes[name] {
+            mode = existing
+        } else {
+            mode = ModeState(name: name, wakeDescriptor: wakeUp?.counter.rawValue ?? -1)
+            mode.isCommon = commonModes.contains(name)
+            modes[name] = mode
+        }
+        lastMode = mode
         return mode
     }
 

@@ -1,8 +1,8 @@
 // Harbor — a loop's timer bookkeeping: add, remove, reschedule, invalidate, collect the due ones.
 //
 // Timers skip the generic `LoopItem` paths of Loop+Items: they keep their
-// modes and heap positions in themselves (`LoopTimer.placements`, guarded by
-// the owner loop's lock), so none of these operations allocates or hashes.
+// modes and slots in themselves (`LoopTimer.placements`, guarded by the
+// owner loop's lock), so none of these operations allocates or hashes.
 // Lock order as everywhere: the loop's lock, then the timer's.
 import HarborPorts
 import Synchronization
@@ -77,20 +77,35 @@ extension Loop {
     func detachTimer(_ timer: LoopTimer) {
         let wake = state.withLock { state -> WakeUpCounter? in
             guard !state.terminated else { return nil }
-            let wasCommon = timer.state.withLock { timerState -> Bool? in
-                guard timerState.owner === self else { return nil }
-                defer { timerState.isCommon = false }
-                return timerState.isCommon
-            }
-            guard let wasCommon else { return nil }
-            if wasCommon { state.commonItems.removeAll { $0.identity == ObjectIdentifier(timer) } }
-            let placements = timer.placements  // a copy: removing rewrites the timer's
-            placements.forEach { $0.remove(timer) }
-            // Owner cleared last, once no placement is left.
-            timer.state.withLock { $0.owner = nil }
+            detach(timer, state: &state)
             return state.wakeUpIfWaiting()
         }
         wake?.counter.signal()
+    }
+
+    /// Detaches a pass's finished one-shot timers under one lock. Called on
+    /// the loop's own thread, which is awake: no wake-up to send.
+    func detachTimers(_ timers: [LoopTimer]) {
+        state.withLock { state in
+            guard !state.terminated else { return }
+            for timer in timers { detach(timer, state: &state) }
+        }
+    }
+
+    /// One timer's detach, under the loop's lock and then (once) the timer's:
+    /// it leaves every mode's table and the common items, and its owner is
+    /// cleared once no placement is left.
+    private func detach(_ timer: LoopTimer, state: inout LoopState) {
+        let wasCommon = timer.state.withLock { timerState -> Bool? in
+            guard timerState.owner === self else { return nil }
+            let wasCommon = timerState.isCommon
+            timerState.isCommon = false
+            let placements = timer.placements  // a copy: removing rewrites the timer's
+            placements.forEach { $0.remove(timer) }
+            timerState.owner = nil
+            return wasCommon
+        }
+        if wasCommon == true { state.commonItems.removeAll { $0.identity == ObjectIdentifier(timer) } }
     }
 
     /// Whether `timer` is in `mode` of this loop (`.common`: added for common).
@@ -98,7 +113,7 @@ extension Loop {
         state.withLock { state in
             guard !state.terminated else { return false }
             let (mine, isCommon) = timer.state.withLock { ($0.owner === self, $0.isCommon) }
-            guard mine else { return false }
+            guard mine, timer.isValid else { return false }
             if mode == .common { return isCommon }
             guard let modeState = state.modes[mode] else { return false }
             return timer.placements.placement(in: modeState.timers) != nil
@@ -134,14 +149,17 @@ extension Loop {
         mode.timers.add(timer, fire: dates.fire, tolerance: dates.tolerance)
     }
 
-    /// Takes the timers of `timers` that are due at `now`, earliest first.
-    /// A repeating timer moves to its next grid point in every mode; a
-    /// one-shot timer leaves every heap but stays a member (it is invalidated
-    /// after its callout, or re-armed by its handler). Each due timer costs
-    /// O(log n) per mode it is in. Loop lock held.
-    func collectDueTimers(_ timers: ModeTimers, now: Int64) -> [DueTimer] {
-        var due: [DueTimer] = []
-        while let timer = timers.firstDue(at: now) {
+    /// Takes up to `limit` timers of `timers` that are due at `now` and were
+    /// scheduled before `mark`, earliest first, into `due`. A repeating timer
+    /// moves to its next grid point in every mode; a one-shot timer leaves
+    /// every heap but stays a member (it is invalidated after its callout, or
+    /// re-armed by its handler). Each due timer costs O(log n) per mode it is
+    /// in. Returns true if it stopped at `limit` (more may be due).
+    /// Loop lock held.
+    func collectDueTimers(
+        _ timers: ModeTimers, now: Int64, scheduledBefore mark: UInt64, limit: Int, into due: inout [DueTimer]
+    ) -> Bool {
+        while due.count < limit, let timer = timers.firstDue(at: now, scheduledBefore: mark) {
             let (firing, repeats, fire, tolerance, reschedules) = timer.state.withLock { timerState in
                 // A setFireDate still on its way here (it waits for our lock)
                 // has already moved the date: never fire early, follow it.
@@ -157,6 +175,6 @@ extension Loop {
             }
             if firing { due.append(DueTimer(timer: timer, repeats: repeats, reschedules: reschedules)) }
         }
-        return due
+        return due.count == limit
     }
 }

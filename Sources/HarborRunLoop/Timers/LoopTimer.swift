@@ -33,11 +33,14 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
     // @unchecked: `state` is a Mutex; `placements` is read and written only
     // under the lock of the loop in `state.owner` (see `TimerPlacements`).
 
+    // Field order packs the fields every add, fire and cancel reads into
+    // the object's first cache line (with the header and the lock word).
     struct State {
         var fireDate: Int64
-        var interval: Int64?
-        var tolerance: Int64
         var valid = true
+        /// Added "for common": joins modes added to the common set later.
+        var isCommon = false
+        var tolerance: Int64
         /// Bumped by every reschedule, so a one-shot timer whose handler
         /// re-armed it is not invalidated after the callout.
         var reschedules: UInt64 = 0
@@ -49,18 +52,22 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
         /// table's atomics per add and per invalidate, and the cycle it makes
         /// (loop → mode → timer → loop) is always broken by one of those exits.
         var owner: Loop?
-        /// Added "for common": joins modes added to the common set later.
-        var isCommon = false
+        var interval: Int64?
         /// How `fireDate` reads as an absolute date; nil until one is set
         /// or read (see `FireDateAnchor`), and again after a relative move.
         var anchor: FireDateAnchor?
+
+        init(fireDate: Int64, interval: Int64?, tolerance: Int64) {
+            self.fireDate = fireDate
+            self.interval = interval
+            self.tolerance = tolerance
+        }
     }
 
     let state: Mutex<State>
-    /// The modes the timer is in and its positions in their heaps. Guarded
-    /// by the owner loop's lock, not by `state`: the heaps write positions
-    /// while sifting, and taking each moved timer's lock there would cost
-    /// more than the move.
+    /// The modes the timer is in and its slot in each mode's table (which
+    /// holds its heap positions). Guarded by the owner loop's lock, not by
+    /// `state`: it changes only with the modes' tables, under that lock.
     @exclusivity(unchecked) var placements = TimerPlacements()
     let handler: @Sendable (LoopTimer) -> Void
     let label: String

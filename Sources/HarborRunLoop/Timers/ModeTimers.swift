@@ -67,6 +67,18 @@ final class ModeTimers: @unchecked Sendable {
         return entry.timer.takeUnretainedValue()
     }
 
+    /// The sequence the next (re)scheduled timer gets: timers scheduled or
+    /// moved from now on compare as not before it.
+    var sequenceMark: UInt64 { nextSequence }
+
+    /// Like ``firstDue(at:)``, but nil if the earliest timer was scheduled
+    /// or moved at or after `mark` (it then waits for the next pass, and so
+    /// does everything behind it).
+    func firstDue(at now: Int64, scheduledBefore mark: UInt64) -> LoopTimer? {
+        guard let entry = nextEntry, entry.key <= now, entry.sequence < mark else { return nil }
+        return entry.timer.takeUnretainedValue()
+    }
+
     private var nextEntry: TimerHeap.Entry? {
         switch (strict.min, lenientByFire.min) {
         case let (a?, b?): a.precedes(b) ? a : b
@@ -94,12 +106,18 @@ final class ModeTimers: @unchecked Sendable {
         let lenient = tolerance > 0
         if placement.isScheduled {
             if lenient == (placement.hardIndex >= 0) {
-                // Same heaps: move in place, keeping the sequence number.
+                // Same heaps: move in place, with a new sequence number (it
+                // now ranks after timers already there with the same date,
+                // and a pass that began before the move leaves it alone).
+                let sequence = nextSequence
+                nextSequence &+= 1
                 if lenient {
-                    lenientByFire.update(at: placement.fireIndex, key: fire, owner: self)
-                    lenientByHard.update(at: timer.placements.placement(in: self)!.hardIndex, key: fire &+ tolerance, owner: self)
+                    lenientByFire.update(at: placement.fireIndex, key: fire, sequence: sequence, owner: self)
+                    // Sifting the fire heap never touches hardIndex.
+                    lenientByHard.update(at: timer.placements.placement(in: self).unsafelyUnwrapped.hardIndex,
+                                         key: fire &+ tolerance, sequence: sequence, owner: self)
                 } else {
-                    strict.update(at: placement.fireIndex, key: fire, owner: self)
+                    strict.update(at: placement.fireIndex, key: fire, sequence: sequence, owner: self)
                 }
                 return
             }

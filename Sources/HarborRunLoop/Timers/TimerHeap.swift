@@ -58,13 +58,14 @@ struct TimerHeap {
         }
     }
 
-    /// Gives the entry at `index` a new key (keeping its sequence). O(log n).
-    mutating func update(at index: Int, key: Int64, owner: ModeTimers) {
+    /// Gives the entry at `index` a new key and sequence. O(log n).
+    mutating func update(at index: Int, key: Int64, sequence: UInt64, owner: ModeTimers) {
         let hard = isHardHeap
         entries.withUnsafeMutableBufferPointer { buffer in
-            let old = buffer[index].key
+            let old = buffer[index]
             buffer[index].key = key
-            if key < old {
+            buffer[index].sequence = sequence
+            if buffer[index].precedes(old) {
                 Self.siftUp(buffer, from: index, owner: owner, hard: hard)
             } else {
                 Self.siftDown(buffer, from: index, owner: owner, hard: hard)

@@ -11,7 +11,7 @@ import Glibc
 /// per-operation harness.
 struct LoopTimers: RunnableBenchmark {
     let name = "loop-timers"
-    let summary = "N timers: add all, fire all, add again and cancel all (Harbor vs Foundation)"
+    let summary = "N timers: add all, fire all, add again and cancel all (Harbor vs Foundation, a C heap, sd-event)"
 
     /// Timers per cycle and cycles per implementation, full and `--quick`.
     static let sizes: [(count: Int, label: String, rounds: Int, quickRounds: Int)] = [
@@ -27,7 +27,7 @@ struct LoopTimers: RunnableBenchmark {
     static let seed: UInt64 = 0x4861_7262_6F72  // "Harbor"
 
     func runAndReport(options: RunOptions, clockCost: Int64) throws {
-        let cycles: [any TimerCycle] = [HarborTimerCycle(), FoundationTimerCycle()]
+        let cycles: [any TimerCycle] = [HarborTimerCycle(), FoundationTimerCycle(), FloorTimerCycle(), SDEventTimerCycle()]
         let onlyNames = options.only
         let selected = cycles.filter { onlyNames.isEmpty || $0.name == "harbor" || onlyNames.contains($0.name) }
         // Every (size, order) pair, as (label, count, rounds, order).
@@ -132,7 +132,48 @@ struct LoopTimers: RunnableBenchmark {
         print("   · a cycle that exceeds the budget is abandoned: its row says \"gave up\" and its RESULT line carries"
               + " the budget as a lower bound.")
         for line in resultLines { print(line) }
+        reportTargets(cycles, rows)
         fflush(nil)
+    }
+
+    /// The targets: Harbor's total within 2 × the C heap and within
+    /// 1.5 × sd-event, as ratios of the medians of the same run (and the
+    /// median of per-cycle ratios, cycles alternating).
+    private func reportTargets(_ cycles: [any TimerCycle], _ rows: [Row]) {
+        let targets: [(name: String, limit: Double)] = [("c-heap", 2.0), ("sd-event", 1.5)]
+        guard cycles.first?.name == "harbor" else { return }
+        print("   targets (harbor ÷ reference, total; per-cycle median in brackets):")
+        for row in rows {
+            var line = "   " + pad(row.size, 6) + pad(row.order, 10)
+            for target in targets {
+                guard let index = cycles.firstIndex(where: { $0.name == target.name }) else { continue }
+                let harbor = row.results[0].compactMap(\.total).map(\.wall)
+                let other = row.results[index].compactMap(\.total).map(\.wall)
+                guard !harbor.isEmpty, harbor.count == row.results[0].count else {
+                    line += pad("harbor/\(target.name) - (harbor gave up)", 44)
+                    continue
+                }
+                guard !other.isEmpty, other.count == row.results[index].count else {
+                    // The reference passed its budget: the ratio is below harbor ÷ budget.
+                    let bound = Double(medianInt(harbor)) / Double(Self.budget)
+                    let met = bound <= target.limit ? "met" : "unknown"
+                    line += pad("harbor/\(target.name) < \(formatFixed(bound, decimals: 2)) (it gave up) \(met)", 44)
+                    print("RESULT bench=\(name) variant=harbor-over-\(target.name)/\(row.order)/\(row.size)/total"
+                          + " median_us=\(medianInt(harbor).microseconds) ratio=<\(formatFixed(bound, decimals: 2))"
+                          + " round_ratio=- target=\(target.limit) cpus=\(allowedCPUs())")
+                    continue
+                }
+                let ratio = Double(medianInt(harbor)) / Double(max(1, medianInt(other)))
+                let perCycle = medianOf(zip(harbor, other).map { Double($0) / Double(max(1, $1)) })
+                let met = ratio <= target.limit ? "met" : "missed"
+                line += pad("harbor/\(target.name) \(formatFixed(ratio, decimals: 2)) (\(formatFixed(perCycle, decimals: 2)))"
+                            + " ≤ \(formatFixed(target.limit, decimals: 1)) \(met)", 44)
+                print("RESULT bench=\(name) variant=harbor-over-\(target.name)/\(row.order)/\(row.size)/total"
+                      + " median_us=\(medianInt(harbor).microseconds) ratio=\(formatFixed(ratio, decimals: 2))"
+                      + " round_ratio=\(formatFixed(perCycle, decimals: 2)) target=\(target.limit) cpus=\(allowedCPUs())")
+            }
+            print(line)
+        }
     }
 }
 
