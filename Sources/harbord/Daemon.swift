@@ -38,6 +38,7 @@ struct Daemon: Service {
         try? worker.performAndWait {
             do {
                 try server.start(on: worker.loop)
+                _ = RefusalReport.start(on: worker.loop, logger: logger)
                 if let timer = try notifier.startWatchdog(on: worker.loop) {
                     logger.info("watchdog: pinging every \(Self.describe(timer.interval ?? .zero))")
                 }

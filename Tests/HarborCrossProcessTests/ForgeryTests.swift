@@ -79,24 +79,74 @@ struct ForgeryTests {
         }
     }
 
-    @Test func P11_aForgedSendRightNamingAKnownPortIsAPortOfItsOwn() throws {
+    @Test func P11_aForgedSendRightNamingAKnownPortIsRefused() throws {
         try expectNoDescriptorLeak {
             let raw = try RawConnection()
             let victim = ReceiveRight()
-            let real = victim.makeSendRight()
             _ = try victim.core.ensureTransport()
             // Its own socket pair and its own slot counter, the victim's identity.
             let (sink, sending) = try SeqPacketSocket.makePair()
             let counter = try SharedSlots(free: 4)
             let forged = ExportedRight(kind: .send, identity: victim.core.identity,
                                        descriptors: [sending, counter.descriptor])
-            try sendForged(forged, on: raw.socket)
+            let refused = try raw.refusals(.forgedRight) {
+                try sendForged(forged, on: raw.socket)
+                #expect(raw.nothingDelivered())
+            }
+            #expect(refused == 1)
+            #expect(victim.status.queuedMessages == 0)
+            withExtendedLifetime(sink) {}
+        }
+    }
+
+    @Test func P11_aLookAlikeSendRightNamingAnUnknownPortIsAPortOfItsOwn() throws {
+        // Nothing here stands for the identity it names: it cannot be told
+        // from a real right to a port this process has not met, so it is
+        // one, reaching only what its socket reaches.
+        try expectNoDescriptorLeak {
+            let raw = try RawConnection()
+            let (sink, sending) = try SeqPacketSocket.makePair()
+            let counter = try SharedSlots(free: 4)
+            let right = ExportedRight(kind: .send, identity: PortIdentity(origin: 0xabcd, number: 9),
+                                      descriptors: [sending, counter.descriptor])
+            try sendForged(right, on: raw.socket)
             var carrier = try raw.port.receive(timeout: .seconds(5))
             let received = try carrier.takeSendRight(at: 0)
-            #expect(received != real, "the identity alone made it the victim's right")
-            try received.send(Message(id: 4, text: "lost"), timeout: .zero)
-            #expect(victim.status.queuedMessages == 0, "a forged right reached the victim")
+            try received.send(Message(id: 4, text: "to the sink"), timeout: .zero)
+            var buffer = [UInt8](repeating: 0, count: 256)
+            #expect(recv(sink.rawValue, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0)
+        }
+    }
+
+    @Test func P11_aForgedSendOnceRightNamingAPortReceivedHereIsRefused() throws {
+        try expectNoDescriptorLeak {
+            let raw = try RawConnection()
+            let victim = ReceiveRight()
+            _ = try victim.core.ensureTransport()
+            let (sink, sending) = try SeqPacketSocket.makePair()
+            let forged = ExportedRight(kind: .sendOnce, identity: victim.core.identity, descriptors: [sending])
+            let refused = try raw.refusals(.forgedRight) {
+                try sendForged(forged, on: raw.socket)
+                #expect(raw.nothingDelivered())
+            }
+            #expect(refused == 1)
             withExtendedLifetime(sink) {}
+        }
+    }
+
+    @Test func P11_aSendOnceRightThatComesHomeIsAccepted() throws {
+        try expectNoDescriptorLeak {
+            let raw = try RawConnection()
+            let home = ReceiveRight()
+            let transport = try home.core.ensureTransport()
+            let connection = try transport.makeConnection(.sendOnce)
+            home.core.sendOnceMade()
+            let right = ExportedRight(kind: .sendOnce, identity: home.core.identity, descriptors: [connection])
+            try sendForged(right, on: raw.socket)
+            var carrier = try raw.port.receive(timeout: .seconds(5))
+            let once = try carrier.takeSendOnceRight(at: 0)
+            try once.send(Message(id: 5, text: "home"))
+            #expect(try home.receive(timeout: .seconds(5)).text == "home")
         }
     }
 

@@ -24,8 +24,7 @@ extension SecurityTests {
         /// P12: harbord counts the packets it refuses and says so (a log line
         /// with `refused=N` and a count per reason), so an operator sees an
         /// attack: the trap packets below raise the total by at least their number.
-        @Test(.disabled("waiting for: harbord to log its WireRejections counts (refused=N and reason=N words)"))
-        func P12_harbordCountsItsRefusals() throws {
+        @Test func P12_harbordCountsItsRefusals() throws {
             let victim = try HarbordVictim()
             let siege = try besiege(victim, "crash")
             #expect(siege.refusalsAfter != nil, "harbord reports no refusal counts: \(victim.log.suffix(600))")

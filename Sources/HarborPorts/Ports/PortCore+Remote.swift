@@ -298,6 +298,11 @@ extension PortCore {
             // one connection fewer.
             return SendRightToken(port: existing)
         }
+        // Every right to a port carries that port's one slot counter: a
+        // right naming a port known here with another counter is forged.
+        if PortRegistry.isKnown(identity, withOtherSlotsThan: slotsFile) {
+            throw WireRejection(.forgedRight, "a send right naming a known port without its slot counter")
+        }
         let counter: SharedSlots
         do { counter = try SharedSlots(adopting: slots) } catch {
             throw WireRejection(.badDescriptor, "slot counter: \(error)")
@@ -311,9 +316,10 @@ extension PortCore {
         guard SeqPacketSocket.isSeqPacket(socket.rawValue) else {
             throw WireRejection(.badDescriptor, "send-once right is not a socket")
         }
-        // Always its own proxy, under a name of its own (it carries nothing
-        // that proves which port it reaches): the connection closing unused
-        // is how the receiver learns the right died, even if it came home.
+        try checkSendOnceClaim(identity, socket: socket)
+        // Always its own proxy, under a name of its own: the connection
+        // closing unused is how the receiver learns the right died, even if
+        // it came home.
         return SendOnceToken(port: PortCore(identity: identity, name: PortName.next(),
                                             route: RemoteRoute(socket: socket, slots: nil)))
     }
@@ -369,6 +375,21 @@ extension PortCore {
             _ = replaced
         }
         return ReceiveRightToken(port: port)
+    }
+
+    /// A send-once right carries one socket and nothing else: it names a
+    /// port received here only if that socket is connected to one of the
+    /// port's own connections. Otherwise it is forged. (One naming a port
+    /// received elsewhere cannot be checked from here; it is a proxy of its
+    /// own, reaching whatever its socket reaches.)
+    private static func checkSendOnceClaim(_ identity: PortIdentity, socket: SharedDescriptor) throws(WireRejection) {
+        let here = PortRegistry.everyPort(identity).compactMap { port in
+            port.state.withLock { $0.route == nil ? $0.transport : nil }
+        }
+        guard !here.isEmpty, let peer = try? SeqPacketSocket.peerInode(socket.rawValue) else { return }
+        if !here.contains(where: { $0.holdsConnection(inode: peer) }) {
+            throw WireRejection(.forgedRight, "a send-once right naming a port received here, not connected to it")
+        }
     }
 
     /// The proxy a moved receive right may turn into the port, or nil for a

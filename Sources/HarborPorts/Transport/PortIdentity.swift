@@ -103,6 +103,13 @@ package enum PortRegistry {
         return live.first { $0.isReceivingHere } ?? live.first
     }
 
+    /// Whether a live port or proxy stands for `identity` here with a slot
+    /// counter other than `slots`, and none with `slots`.
+    package static func isKnown(_ identity: PortIdentity, withOtherSlotsThan slots: FileKey) -> Bool {
+        let known = cores(identity) { _ in true }
+        return !known.isEmpty && cores(identity, where: { $0.slots == slots }).isEmpty
+    }
+
     /// Every live object standing for `identity`, whatever its descriptors.
     package static func everyPort(_ identity: PortIdentity) -> [PortCore] {
         cores(identity) { _ in true }
