@@ -194,6 +194,8 @@ extension PortTransport {
     /// What `receiveOne` read.
     enum Read: Equatable {
         case message
+        /// A message holding rights or regions: read no further ahead.
+        case held
         /// A packet that was not a message: a wait packet, a fragment, a
         /// refused packet. More may follow.
         case other
@@ -265,7 +267,14 @@ extension PortTransport {
                 collected.append(message: consume content)
                 collected.append(.closed(.sendOnce, used: true))
             } else {
+                // A message holding rights or regions ends a read-ahead: what a
+                // pump has read is queued, and charged to its sender's uid
+                // (PeerAdmission.swift), before more is read, so one pump
+                // holds a peer's descriptors past its limits for one message
+                // at most, not a batch of them (P12).
+                let holds = !content.isPlain
                 collected.append(message: consume content)
+                if holds { return .held }
             }
             return .message
         case .waiter(let eventfd):
