@@ -34,7 +34,12 @@ enum Mutator {
                 steps.append(template(&random))
                 return
             }
-            if Bool.random(using: &random) {
+            let moves = spec.rights.contains { if case .receive = $0 { true } else { false } }
+            if moves && delivery.edits.count < 6 && Int.random(in: 0..<4, using: &random) == 0 {
+                // A transfer record's 64-bit counters (at 16 and 24 in the first record).
+                delivery.edits.append(ByteEdit(section: 3, offset: [16, 24].randomElement(using: &random) ?? 16,
+                                               operation: 9, value: UInt32.random(in: 0...UInt32.max, using: &random)))
+            } else if Bool.random(using: &random) {
                 mutate(&spec, depth: 0, &random)
             } else {
                 mutate(&delivery, &random)

@@ -114,6 +114,11 @@ enum Packets {
         0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFE, 0xFFFF_FFFF,
     ]
 
+    /// 64-bit values at the edges of what the receiver adds to or compares.
+    static let interestingWide: [UInt64] = [
+        .max, .max - 1, 1 << 63, (1 << 63) - 1, 1 << 62, (1 << 62) + 1, 1 << 32, PortIdentity.processNonce,
+    ]
+
     /// Applies one edit; `sections` are header, entries, body, nested, all.
     static func apply(_ edit: ByteEdit, to bytes: inout [UInt8], sections: [Range<Int>]) {
         let section = sections[Int(edit.section) % sections.count].clamped(to: 0..<bytes.count)
@@ -136,8 +141,9 @@ enum Packets {
             // Make the total length agree with the bytes again.
             if bytes.count >= 24 { store(UInt32(truncatingIfNeeded: bytes.count), at: 20, width: 4, in: &bytes) }
         default:
-            // A 64-bit field (a right's identity, a transfer's sequence number).
-            let wide = UInt64(interesting[Int(value) % interesting.count]) << (value & 0x100 != 0 ? 32 : 0)
+            // A 64-bit field (a right's identity, a transfer's sequence number and make-send count).
+            let wide = value & 0x8000_0000 != 0 ? interestingWide[Int(value) % interestingWide.count]
+                : UInt64(interesting[Int(value) % interesting.count]) << (value & 0x100 != 0 ? 32 : 0)
             for index in 0..<8 where offset + index < bytes.count {
                 bytes[offset + index] = UInt8(truncatingIfNeeded: wide >> (8 * UInt64(index)))
             }

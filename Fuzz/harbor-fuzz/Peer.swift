@@ -159,6 +159,8 @@ final class Peer {
                 initialized += region.count
             }
         }
+        // At most 64 fragments: a 1-byte chunk of 300 KB is a run of its own.
+        chunk = max(chunk, (data.count + 63) / 64)
         var packets: [(bytes: [UInt8], descriptors: [CInt], connection: Int, before: Bool)] = []
         var offset = 0
         while offset < data.count {
