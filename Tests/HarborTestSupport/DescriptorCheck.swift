@@ -1,4 +1,5 @@
 // Harbor — test support: proving a test leaves no descriptor open.
+import HarborPorts
 import Testing
 
 /// Runs `body` and records an issue for every descriptor that was opened
@@ -15,6 +16,10 @@ public func expectNoDescriptorLeak<Result>(
 ) rethrows -> Result {
     let before = openDescriptors()
     let result = try body()
+    // A notification the death-watch thread delivered may have reached the
+    // test before that thread let go of the port it came from: let its pass
+    // end, so a port the test dropped is really gone when counted.
+    _ = RemoteDeathWatch.shared.waitUntilQuiescent(timeout: .seconds(5))
     let leaked = openDescriptors().subtracting(before)
     #expect(leaked.isEmpty, "\(what): descriptor(s) \(leaked.sorted()) left open: \(describe(leaked))",
             sourceLocation: sourceLocation)

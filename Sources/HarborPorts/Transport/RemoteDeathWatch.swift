@@ -59,8 +59,28 @@ package final class RemoteDeathWatch: Sendable {
     private let state = Mutex(State())
     /// Watching threads not yet finished (one at most, and a retiring one).
     private let threads = Atomic<Int>(0)
+    /// The latest watching thread (`pthread_self`), which must not wait for itself.
+    private let threadSelf = Atomic<UInt>(0)
+    /// Passes of the thread that hold ports they took from the table: from
+    /// taking them (before any notification is sent) to letting them go.
+    private let holding = Atomic<Int>(0)
 
     private init() {}
+
+    /// Waits until the thread holds no port it took to deliver a death or a
+    /// hang-up, and a thread retired by its last watch's removal has let go
+    /// of its epoll set (or `timeout` passes); true if so. A notification
+    /// the thread sent can reach its receiver before the thread has let go
+    /// of the port it came from; whoever checks afterwards that the port is
+    /// gone (a test counting descriptors) waits here first.
+    package func waitUntilQuiescent(timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while holding.load(ordering: .sequentiallyConsistent) > 0 || isRetiring {
+            if ContinuousClock.now >= deadline { return false }
+            usleep(200)
+        }
+        return true
+    }
 
     /// Waits until no watching thread runs (or `timeout` passes); true if
     /// none does. For tests: a notification the thread delivers reaches its
@@ -72,6 +92,11 @@ package final class RemoteDeathWatch: Sendable {
             usleep(1000)
         }
         return true
+    }
+
+    /// A thread runs although no watch needs it: it is on its way out.
+    private var isRetiring: Bool {
+        threads.load(ordering: .sequentiallyConsistent) > 0 && state.withLock { $0.running == nil }
     }
 
     /// Watches `proxy`'s socket; on hang-up calls `proxy.remoteDied()`.
@@ -124,8 +149,18 @@ package final class RemoteDeathWatch: Sendable {
             state.running = nil
             return running
         }
-        // Outside the lock: the thread wakes, sees it is retired, and exits.
-        toWake?.wake.signal()
+        guard let toWake else { return }
+        // Outside the lock: the thread wakes, sees it is retired, and exits,
+        // closing its set and eventfd (this reference goes first). A moment's
+        // wait for that, so that whoever removed the last watch (a receiver
+        // that read the connection's end itself) finds the process's
+        // descriptors as they were before the first watch; not on the
+        // thread itself, which cannot wait for its own end.
+        toWake.wake.signal()
+        _ = consume toWake
+        if threadSelf.load(ordering: .relaxed) != UInt(pthread_self()) {
+            _ = waitUntilIdle(timeout: .milliseconds(10))
+        }
     }
 
     private func startThread(_ running: Running) {
@@ -141,6 +176,7 @@ package final class RemoteDeathWatch: Sendable {
         let created = pthread_create(&thread, nil, { raw in
             let object = Unmanaged<AnyObject>.fromOpaque(raw!).takeRetainedValue()
             guard let start = object as? Start, let running = start.running.take() else { return nil }
+            start.watch.threadSelf.store(UInt(pthread_self()), ordering: .relaxed)
             start.watch.serve(running)
             // Everything the thread held (ports, transports, its set) is released by now.
             start.watch.threads.subtract(1, ordering: .sequentiallyConsistent)
@@ -170,6 +206,8 @@ package final class RemoteDeathWatch: Sendable {
                 guard let current = running else { return }
                 let count = (try? current.epoll.wait(into: events, timeoutMilliseconds: -1)) ?? 0
                 retired = state.withLock { state -> Bool in
+                    // Counted before any port is taken, so before anything is delivered.
+                    holding.add(1, ordering: .sequentiallyConsistent)
                     for event in events[0..<count] {
                         let token = event.data.u64
                         if token == Self.wakeToken { _ = current.wake.drain(); continue }
@@ -188,6 +226,9 @@ package final class RemoteDeathWatch: Sendable {
             if retired { running = nil }
             for proxy in died { proxy.remoteDied() }
             for connection in hungUp { connection.transport.reapHangUp(connection.connection, into: connection.port) }
+            died.removeAll()
+            hungUp.removeAll()
+            holding.subtract(1, ordering: .sequentiallyConsistent)
             if retired { return }
         }
     }
