@@ -24,14 +24,11 @@ extension BootstrapTests {
             let secret = try root.checkIn("root.secret")
             let relay = try NobodyPeer(directory: fixture.directory)
 
-            // A port of root's, with three requests queued by root, moved to nobody.
+            // A port of root's, with requests queued by root, moved to nobody.
             let moved = ReceiveRight()
             let back = ReceiveRight()
             moved.requestPortDestroyedNotification(to: back.makeSendOnceRight())
             let toMoved = moved.makeSendRight()
-            var keep = Message(id: PeerCommands.keep)
-            keep.attach(moved)
-            #expect(try relay.request(keep).text == "kept")
             let replies = ReceiveRight()
             let session = ReceiveRight()  // the check-in's session right: a live port of root's
             try toMoved.send(Message(id: 1, text: "first, read by receiveKept"))
@@ -42,6 +39,13 @@ extension BootstrapTests {
                 if id == BootstrapRequest.checkIn { request.attach(session.makeSendRight()) }
                 try toMoved.send(request)
             }
+            // Queued here, then moved with the port: nobody's process holds
+            // them in its queue (a pump there may stop reading ahead at a
+            // message with rights, so sending after the move would leave
+            // them on the connection, where they stay root's own).
+            var keep = Message(id: PeerCommands.keep)
+            keep.attach(moved)
+            #expect(try relay.request(keep).text == "kept")
             // nobody receives once (reading the rest into its queue), then
             // exits: the port comes home through the port-destroyed request.
             #expect(try relay.request(Message(id: PeerCommands.receiveKept, text: "5000")).text == "#1")
