@@ -260,6 +260,8 @@ extension PortCore {
         PortRegistry.register(self)
         for (kind, socket) in connections { _ = try? transport.adopt(socket, kind: kind) }
         _ = try? transport.adopt(forwarder, kind: .send)
+        // A no-senders request still stands: its connections are watched again.
+        if state.withLock({ $0.machine.hasNoSendersRequest }) { transport.watchHangUps(for: self) }
         if let signal, signal.signalAfterUnlock() { clearSpuriousReadiness() }
         // Remote senders that waited for a slot were woken by the shut-down
         // and register again; wake any that registered meanwhile.
@@ -365,14 +367,13 @@ extension PortCore {
         for content in queued { port.acceptRemote(content) }
         // The requests made before the move hold here now: no-senders fires
         // when the last connection closes and no local send right is left.
+        // A no-senders request also has the connections watched for
+        // hang-up, so it is heard though nobody receives here.
         for (kind, target) in requests {
-            let replaced = port.state.withLock { guarded in
-                switch kind {
-                case .noSenders: guarded.machine.requestNoSenders(target)
-                case .portDestroyed: guarded.machine.requestPortDestroyed(target)
-                }
+            switch kind {
+            case .noSenders: port.requestNoSenders(target)
+            case .portDestroyed: port.requestPortDestroyed(target)
             }
-            _ = replaced
         }
         return ReceiveRightToken(port: port)
     }
