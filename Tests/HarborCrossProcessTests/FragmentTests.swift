@@ -8,7 +8,7 @@ import Testing
 
 /// The packet of a message carrying one copied region of `count` bytes
 /// (flag continued), and the fragments that should follow it.
-private func fragmentedPacket(id: Int32, count: Int) throws -> (head: [UInt8], payload: [UInt8]) {
+func fragmentedPacket(id: Int32, count: Int) throws -> (head: [UInt8], payload: [UInt8]) {
     let payload = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
     var content = MessageContent(id: id, body: [], trailer: MessageTrailer(sender: .current))
     content.regions.append(try payload.withUnsafeBytes { try MappedRegion(copying: $0) })
@@ -20,7 +20,7 @@ private func fragmentedPacket(id: Int32, count: Int) throws -> (head: [UInt8], p
 }
 
 /// One fragment packet carrying `data`.
-private func fragment(_ data: ArraySlice<UInt8>) -> [UInt8] {
+func fragment(_ data: ArraySlice<UInt8>) -> [UInt8] {
     var header = ByteWriter(capacity: WireFormat.headerSize)
     header.append(WireFormat.version)
     header.append(WireFormat.Kind.fragment.rawValue)

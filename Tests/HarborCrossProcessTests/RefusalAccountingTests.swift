@@ -11,32 +11,7 @@ import Synchronization
 import Testing
 @testable import HarborPorts
 
-/// The packet of a counted message carrying one copied region of `count`
-/// bytes (flag continued), and the bytes its fragments should carry.
-private func fragmentedMessage(id: Int32, count: Int) throws -> (head: [UInt8], payload: [UInt8]) {
-    let payload = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) }
-    var content = MessageContent(id: id, body: [], trailer: MessageTrailer(sender: .current))
-    content.regions.append(try payload.withUnsafeBytes { try MappedRegion(copying: $0) })
-    var encoder = WireEncoder(export: PortCore.export)
-    var (head, tail) = try encoder.encode(content)
-    encoder.patch(&head, descriptorCount: 0)
-    return (head + tail, payload)
-}
-
-/// One fragment packet carrying `data`.
-private func fragmentPacket(_ data: ArraySlice<UInt8>) -> [UInt8] {
-    var header = ByteWriter(capacity: WireFormat.headerSize)
-    header.append(WireFormat.version)
-    header.append(WireFormat.Kind.fragment.rawValue)
-    header.append(UInt16(0))
-    header.append(Int32(0))
-    header.append(UInt32(data.count))
-    header.append(UInt16(0))
-    header.append(UInt16(0))
-    header.append(UInt32(0))
-    header.append(UInt32(WireFormat.headerSize + data.count))
-    return header.bytes + Array(data)
-}
+// Fragmented packets are built by FragmentTests.swift's `fragmentedPacket` and `fragment`.
 
 /// harbor-peer commands these tests use (Sources/harbor-peer/main.swift).
 private enum PeerLimitCommand {
@@ -92,18 +67,18 @@ struct RefusalAccountingTests {
             let slots = try raw.port.core.ensureTransport().slots
             let before = slots.free
             // More bytes than declared: the whole message is refused.
-            let (head, payload) = try fragmentedMessage(id: 30, count: 1000)
+            let (head, payload) = try fragmentedPacket(id: 30, count: 1000)
             try sendCounted(raw, slots, head)
-            try raw.send(fragmentPacket((payload + [0, 0])[...]))
+            try raw.send(fragment((payload + [0, 0])[...]))
             #expect(raw.nothingDelivered())
             #expect(slots.free == before, "a refused fragment gives its message's slot back")
             // An unfinished message replaced by its sender's next one.
-            let (first, firstPayload) = try fragmentedMessage(id: 31, count: 5000)
-            let (second, secondPayload) = try fragmentedMessage(id: 32, count: 3000)
+            let (first, firstPayload) = try fragmentedPacket(id: 31, count: 5000)
+            let (second, secondPayload) = try fragmentedPacket(id: 32, count: 3000)
             try sendCounted(raw, slots, first)
-            try raw.send(fragmentPacket(firstPayload[0..<100]))
+            try raw.send(fragment(firstPayload[0..<100]))
             try sendCounted(raw, slots, second)
-            try raw.send(fragmentPacket(secondPayload[...]))
+            try raw.send(fragment(secondPayload[...]))
             #expect(try raw.port.receive(timeout: .seconds(5)).id == 32)
             #expect(slots.free == before, "the replaced message gave its slot back, the whole one was received")
         }
@@ -117,9 +92,9 @@ struct RefusalAccountingTests {
             do {
                 let socket = try transport.makeConnection(.send)
                 port.core.sendRightMade()  // as exporting a send right does
-                let (head, payload) = try fragmentedMessage(id: 33, count: 4000)
+                let (head, payload) = try fragmentedPacket(id: 33, count: 4000)
                 #expect(transport.slots.tryAcquire())
-                for packet in [head, fragmentPacket(payload[0..<10])] {
+                for packet in [head, fragment(payload[0..<10])] {
                     _ = try packet.withUnsafeBytes { try SeqPacketSocket.send(socket.rawValue, parts: [$0], descriptors: []) }
                 }
                 _ = socket  // closed here: the only sender hangs up mid-message

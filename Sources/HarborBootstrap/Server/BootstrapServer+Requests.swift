@@ -85,13 +85,7 @@ extension BootstrapServer {
     }
 
     private func checkIn(_ name: String, _ request: inout Message, from sender: ProcessIdentity) {
-        let session: Session
-        switch sessionOf(&request, for: sender) {
-        case .success(let found): session = found
-        case .failure(let error):
-            refuse(&request, error)
-            return
-        }
+        guard let session = sessionOrRefusal(&request, for: sender) else { return }
         var entry = visibleEntry(name, for: sender.uid)
         if let found = entry, found.key.scope == .shared, found.owner != sender.uid {
             refuse(&request, BootstrapError(.notPermitted, "\(name) is shared and only uid \(found.owner) may check it in"))
@@ -140,13 +134,7 @@ extension BootstrapServer {
     }
 
     private func register(_ name: String, _ request: inout Message, from sender: ProcessIdentity) {
-        let session: Session
-        switch sessionOf(&request, for: sender) {
-        case .success(let found): session = found
-        case .failure(let error):
-            refuse(&request, error)
-            return
-        }
+        guard let session = sessionOrRefusal(&request, for: sender) else { return }
         let key = NameKey(scope: .user(sender.uid), name: name)
         if let existing = entries[key], isAlive(existing) {
             if existing.origin == .registered && existing.session == session.right.name {
@@ -230,6 +218,16 @@ extension BootstrapServer {
     /// The session whose send right is right 0 of `request`, recorded on its
     /// first use (it must belong to the sender's uid, and the server must
     /// not hold its receive right).
+    /// The caller's session, or nil after refusing `request` with the reason.
+    private func sessionOrRefusal(_ request: inout Message, for sender: ProcessIdentity) -> Session? {
+        switch sessionOf(&request, for: sender) {
+        case .success(let found): return found
+        case .failure(let error):
+            refuse(&request, error)
+            return nil
+        }
+    }
+
     private func sessionOf(_ request: inout Message, for sender: ProcessIdentity) -> Result<Session, BootstrapError> {
         guard let right = try? request.takeSendRight(at: 0) else {
             return .failure(BootstrapError(.badRequest, "the request needs the caller's session right as right 0"))
