@@ -16,7 +16,8 @@
 #   (default)    long runs, 600 s a target (or --seconds); new inputs that
 #                reach new coverage are merged into the corpus (-merge=1).
 #   --minimize   rewrites each corpus as a small set with the same coverage
-#                (-set_cover_merge=1: fewer inputs than -merge keeps).
+#                (-set_cover_merge=1 over edges alone, -use_counters=0: a few
+#                hundred KB for all six, where -merge keeps several MB).
 #   --seed       adds the seed programs (built from Harbor's encoder) to each corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -109,7 +110,7 @@ for target in "${targets[@]}"; do
     if [[ $minimize -eq 1 ]]; then
         minimal="$work/$target.minimal"
         mkdir -p "$minimal"
-        HARBOR_FUZZ_TARGET=$target "$binary" -set_cover_merge=1 -timeout=60 -rss_limit_mb=4096 "$minimal" "$corpus" \
+        HARBOR_FUZZ_TARGET=$target "$binary" -set_cover_merge=1 -use_counters=0 -timeout=60 -rss_limit_mb=4096 "$minimal" "$corpus" \
             >>"$log" 2>&1 || { echo "fuzz: $target: minimizing failed; log: $log" >&2; failed+=("$target"); continue; }
         rm -f "$corpus"/*
         cp "$minimal"/* "$corpus"/
