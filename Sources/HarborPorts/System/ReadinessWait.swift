@@ -1,4 +1,4 @@
-// Harbor — waiting for one descriptor with a precise deadline.
+// Harbor — waiting for descriptors with a precise deadline (ppoll, in one place).
 import CHarborLinux
 import Glibc
 
@@ -10,11 +10,8 @@ import Glibc
 package func waitUntilReadable(_ fd: CInt, deadline: WaitDeadline) throws(SystemError) -> Bool {
     while true {
         var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let result: CInt
-        if var spec = deadline.remaining() {
-            result = charbor_ppoll(&entry, 1, &spec)
-        } else {
-            result = charbor_ppoll(&entry, 1, nil)
+        let result = withUnsafeMutablePointer(to: &entry) { pointer in
+            pollDescriptors(UnsafeMutableBufferPointer(start: pointer, count: 1), deadline: deadline)
         }
         if result > 0 { return true }
         if result == 0 { return false }
@@ -25,4 +22,14 @@ package func waitUntilReadable(_ fd: CInt, deadline: WaitDeadline) throws(System
         }
         throw SystemError(errno: code, call: "ppoll")
     }
+}
+
+/// One `ppoll(2)` over `entries` until `deadline` (nanosecond timeout):
+/// how many have events (their `revents` set), 0 when the deadline passed,
+/// -1 with errno set on failure (EINTR included: callers decide).
+package func pollDescriptors(_ entries: UnsafeMutableBufferPointer<pollfd>, deadline: WaitDeadline) -> CInt {
+    if var spec = deadline.remaining() {
+        return charbor_ppoll(entries.baseAddress, nfds_t(entries.count), &spec)
+    }
+    return charbor_ppoll(entries.baseAddress, nfds_t(entries.count), nil)
 }
