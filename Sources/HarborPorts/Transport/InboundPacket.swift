@@ -30,12 +30,12 @@ package enum InboundPacket: ~Copyable {
             if plain != nil { return .message(plain.take()!) }
         }
         let descriptors = packet.descriptors
-        if bytes.count >= 2, bytes[1] == WireFormat.Kind.fragment.rawValue {
+        let header = try WireHeader.decode(bytes, validating: bytes.count)
+        if header.kind == .fragment {
             return .fragment(try WirePacket.parseFragment(bytes, descriptorCount: descriptors.count), sender: sender)
         }
-        if bytes.count >= 4, bytes[0] == WireFormat.version,
-           WireFormat.Flags(rawValue: UInt16(bytes[2]) | UInt16(bytes[3]) << 8).contains(.inMemoryFile) {
-            return try decodeFromMemoryFile(bytes, descriptors, sender: sender)
+        if header.flags.contains(.inMemoryFile) {
+            return try decodeFromMemoryFile(header, descriptors, sender: sender)
         }
         let parsed = try WirePacket.parse(bytes, descriptorCount: descriptors.count)
         if parsed.kind == .wait {
@@ -68,21 +68,11 @@ package enum InboundPacket: ~Copyable {
         /// Reads the header at the front of `header`; nil unless the packet
         /// of `byteCount` bytes is a well-formed plain message.
         package init?(_ header: UnsafeRawBufferPointer, byteCount: Int) {
-            guard header.count >= WireFormat.headerSize, header[0] == WireFormat.version,
-                  header[1] == WireFormat.Kind.message.rawValue else { return nil }
-            let flags = UInt16(littleEndian: header.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
-            let entriesAndDescriptors = header.loadUnaligned(fromByteOffset: 12, as: UInt32.self)
-            let nestedLength = header.loadUnaligned(fromByteOffset: 16, as: UInt32.self)
-            // `exactly`: where Int has 32 bits a peer's u32 may not fit, and
-            // Int(_:) would trap (free where Int has 64 bits).
-            guard let bodyLength = Int(exactly: UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt32.self))),
-                  let totalLength = Int(exactly: UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 20, as: UInt32.self))),
-                  flags & ~WireFormat.Flags.countsAgainstLimit.rawValue == 0, entriesAndDescriptors == 0,
-                  nestedLength == 0, bodyLength <= Message.maximumBodySize,
-                  totalLength == byteCount, totalLength == WireFormat.headerSize + bodyLength else { return nil }
-            id = Int32(littleEndian: header.loadUnaligned(fromByteOffset: 4, as: Int32.self))
-            self.bodyLength = bodyLength
-            countsAgainstLimit = flags != 0
+            guard let decoded = try? WireHeader.decode(header, validating: byteCount), decoded.isPlainMessage
+            else { return nil }
+            id = decoded.id
+            bodyLength = decoded.bodyLength
+            countsAgainstLimit = !decoded.flags.isEmpty
         }
 
         /// The message, with `body` (exactly `bodyLength` bytes) from `sender`.
@@ -101,20 +91,12 @@ package enum InboundPacket: ~Copyable {
     /// A packet too large for the socket: a header here, the packet in a
     /// sealed memfd (descriptor 0), its descriptors after that one.
     private static func decodeFromMemoryFile(
-        _ header: UnsafeRawBufferPointer, _ descriptors: ArrivedDescriptors, sender: ProcessIdentity
+        _ header: WireHeader, _ descriptors: ArrivedDescriptors, sender: ProcessIdentity
     ) throws(WireRejection) -> InboundPacket {
-        var reader = ByteReader(header)
-        _ = try reader.read(UInt8.self)
-        let kind = try reader.read(UInt8.self)
-        _ = try reader.read(UInt16.self)
-        try reader.skip(10)
-        let declared = Int(try reader.read(UInt16.self))
-        try reader.skip(4)
-        let total = try reader.readLength()
-        guard kind == WireFormat.Kind.message.rawValue, header.count == WireFormat.headerSize,
-              total == WireFormat.headerSize else {
-            throw WireRejection(.badLength, "memory-file packet header of \(header.count) bytes")
+        guard header.isMemoryFileWrapper else {
+            throw WireRejection(.badLength, "memory-file packet header of \(header.totalLength) bytes")
         }
+        let declared = header.descriptorCount
         guard declared == descriptors.count, declared >= 1 else {
             throw WireRejection(.descriptorMismatch, "declares \(declared) descriptors, \(descriptors.count) arrived")
         }

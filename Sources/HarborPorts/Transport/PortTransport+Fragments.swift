@@ -25,16 +25,10 @@ extension PortTransport {
               var assemblies = list, assemblies.count == 1, assemblies[0].sender.pid == sender.pid,
               packet.byteCount - WireFormat.headerSize <= target.count else { return .other }
         // Check the header as parseFragment would, with the data elsewhere.
-        let header = UnsafeRawBufferPointer(rebasing: buffer[0..<WireFormat.headerSize])
-        let data = packet.byteCount - WireFormat.headerSize
-        // `exactly`, -1 if it does not fit: Int(_:) of a peer's u32 traps where Int has 32 bits.
-        let declared = Int(exactly: UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 8, as: UInt32.self))) ?? -1
-        let total = Int(exactly: UInt32(littleEndian: header.loadUnaligned(fromByteOffset: 20, as: UInt32.self))) ?? -1
-        let zeros = header.loadUnaligned(fromByteOffset: 2, as: UInt16.self) == 0
-            && header.loadUnaligned(fromByteOffset: 4, as: UInt32.self) == 0
-            && header.loadUnaligned(fromByteOffset: 12, as: UInt32.self) == 0
-            && header.loadUnaligned(fromByteOffset: 16, as: UInt32.self) == 0
-        guard header[0] == WireFormat.version, zeros, declared == data, total == packet.byteCount else {
+        let header = UnsafeRawBufferPointer(rebasing: buffer[0..<WireHeader.size])
+        let data = packet.byteCount - WireHeader.size
+        guard let fragment = try? WireHeader.decode(header, validating: packet.byteCount),
+              fragment.isFragment, fragment.bodyLength == data else {
             list = nil
             WireRejections.record(.badFragment)
             return .refused

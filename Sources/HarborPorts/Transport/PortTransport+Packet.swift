@@ -171,7 +171,7 @@ extension PortTransport {
             // entry, anything) must not keep it, or the port fills for
             // everyone. Only a send connection's messages count.
             let counted = connection.kind == .send
-                && Self.isCountedMessage(UnsafeRawBufferPointer(buffers.packet), byteCount: packet.byteCount)
+                && WireHeader.claimsCountedMessage(UnsafeRawBufferPointer(buffers.packet), byteCount: packet.byteCount)
             if counted { slots.counter.release() }
             return .refused(gaveSlotBack: counted)  // `packet.descriptors` closes whatever came with it
         }
@@ -210,16 +210,6 @@ extension PortTransport {
                 }
             }
         }
-    }
-
-    /// Whether the packet at the front of `buffer` says it is a counted
-    /// message (kind and flags of its header; a packet in a memory file
-    /// repeats the flag outside it, so it is known even when the memory
-    /// file itself was lost to MSG_CTRUNC).
-    static func isCountedMessage(_ buffer: UnsafeRawBufferPointer, byteCount: Int) -> Bool {
-        guard byteCount >= 4, buffer.count >= 4, buffer[1] == WireFormat.Kind.message.rawValue else { return false }
-        let flags = UInt16(buffer[2]) | UInt16(buffer[3]) << 8
-        return flags & WireFormat.Flags.countsAgainstLimit.rawValue != 0
     }
 
     /// `assembly` with its message marked as not counting.

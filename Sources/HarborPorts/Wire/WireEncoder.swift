@@ -109,16 +109,12 @@ package struct WireEncoder {
             entries.append(UInt32(nestedSize))
         }
         let total = WireFormat.headerSize + entries.count + content.body.count + nested.count
-        var head = ByteWriter(capacity: WireFormat.headerSize + entries.count)
-        head.append(WireFormat.version)
-        head.append(kind.rawValue)
-        head.append(flags.rawValue)
-        head.append(content.id)
-        head.append(UInt32(content.body.count))
-        head.append(UInt16(exported.count))
-        head.append(UInt16(0))  // descriptor count: patched by the caller once all are known
-        head.append(UInt32(nested.count))
-        head.append(UInt32(total))
+        // The descriptor count is set by the caller once all are known.
+        let header = WireHeader(kind: kind, flags: flags, id: content.id, bodyLength: content.body.count,
+                                entryCount: exported.count, nestedLength: nested.count, totalLength: total)
+        var head = ByteWriter(capacity: WireHeader.size + entries.count)
+        head.appendZeros(WireHeader.size)
+        head.bytes.withUnsafeMutableBytes { header.encode(into: $0) }
         head.append(contentsOf: entries.bytes)
         return (head.bytes, nested.bytes)
     }
@@ -166,7 +162,6 @@ package struct WireEncoder {
 
     /// Writes the descriptor count into an encoded header.
     package func patch(_ head: inout [UInt8], descriptorCount: Int) {
-        head[14] = UInt8(truncatingIfNeeded: descriptorCount)
-        head[15] = UInt8(truncatingIfNeeded: descriptorCount >> 8)
+        WireHeader.setDescriptorCount(descriptorCount, in: &head)
     }
 }

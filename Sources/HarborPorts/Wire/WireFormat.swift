@@ -1,12 +1,12 @@
 // Harbor — the wire format's constants and byte-level reading and writing.
 //
-// Docs/WireFormat.md is the specification; this file and WirePacket.swift
-// must agree with it. All integers are little-endian.
+// Docs/WireFormat.md is the specification; this file, WireHeader.swift and
+// WirePacket.swift must agree with it. All integers are little-endian.
 
 /// Constants of wire format version 1.
 package enum WireFormat {
     package static let version: UInt8 = 1
-    package static let headerSize = 24
+    package static let headerSize = WireHeader.size
     package static let entrySize = 32
     package static let transferHeaderSize = 32
     package static let connectionEntrySize = 8
@@ -95,6 +95,9 @@ package struct ByteWriter {
     }
 
     package mutating func append(contentsOf other: [UInt8]) { bytes.append(contentsOf: other) }
+
+    /// Appends `count` zero bytes (room for a header written in place).
+    package mutating func appendZeros(_ count: Int) { bytes.append(contentsOf: repeatElement(0, count: count)) }
 
     /// Overwrites a value written earlier (lengths known only at the end).
     package mutating func patch<Value: FixedWidthInteger>(_ value: Value, at offset: Int) {

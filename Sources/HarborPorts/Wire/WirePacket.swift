@@ -75,26 +75,14 @@ extension WirePacket {
         _ reader: inout ByteReader, end: Int, used: inout [Bool], depth: Int, topLevel: Bool
     ) throws(WireRejection) -> WirePacket {
         let start = reader.offset
-        guard end - start >= WireFormat.headerSize else {
-            throw WireRejection(.truncated, "\(end - start) bytes is shorter than a header")
-        }
-        let version = try reader.read(UInt8.self)
-        guard version == WireFormat.version else { throw WireRejection(.unknownVersion, "version \(version)") }
-        let rawKind = try reader.read(UInt8.self)
-        guard let kind = WireFormat.Kind(rawValue: rawKind) else { throw WireRejection(.unknownKind, "packet kind \(rawKind)") }
-        let flags = WireFormat.Flags(rawValue: try reader.read(UInt16.self))
-        guard WireFormat.Flags.known.isSuperset(of: flags) else {
-            throw WireRejection(.unknownKind, "flags \(flags.rawValue)")
-        }
-        let id = try reader.read(Int32.self)
-        let bodyLength = try reader.readLength()
-        let rightCount = Int(try reader.read(UInt16.self))
-        let declaredDescriptors = Int(try reader.read(UInt16.self))
-        let nestedLength = try reader.readLength()
-        let totalLength = try reader.readLength()
-        guard totalLength == end - start else {
-            throw WireRejection(.badLength, "declares \(totalLength) bytes, has \(end - start)")
-        }
+        guard start <= end, end <= reader.base.count else { throw WireRejection(.truncated, "packet past its bytes") }
+        let header = try WireHeader.decode(
+            UnsafeRawBufferPointer(rebasing: reader.base[start..<end]), validating: end - start)
+        try reader.skip(WireHeader.size)
+        let kind = header.kind, flags = header.flags
+        let bodyLength = header.bodyLength, rightCount = header.entryCount
+        let declaredDescriptors = header.descriptorCount
+        let nestedLength = header.nestedLength, totalLength = header.totalLength
         if topLevel && declaredDescriptors != used.count {
             throw WireRejection(.descriptorMismatch, "declares \(declaredDescriptors) descriptors, \(used.count) arrived")
         }
@@ -114,11 +102,11 @@ extension WirePacket {
         }
         guard kind != .fragment else { throw WireRejection(.unknownKind, "fragment parsed as a packet") }
         if kind == .wait {
-            guard rightCount == 0, bodyLength == 0, nestedLength == 0, flags.isEmpty, topLevel, used.count == 1 else {
+            guard header.isWait, topLevel, used.count == 1 else {
                 throw WireRejection(.badLength, "a wait packet carries exactly one descriptor and nothing else")
             }
             used[0] = true
-            return WirePacket(kind: kind, flags: flags, id: id, body: reader.offset..<reader.offset, rights: [])
+            return WirePacket(kind: kind, flags: flags, id: header.id, body: reader.offset..<reader.offset, rights: [])
         }
         guard !flags.contains(.hasReply) || rightCount > 0 else {
             throw WireRejection(.badLength, "reply flag without a right")
@@ -216,7 +204,7 @@ extension WirePacket {
             }
             reply = last
         }
-        return WirePacket(kind: kind, flags: flags, id: id, body: bodyStart..<(bodyStart + bodyLength),
+        return WirePacket(kind: kind, flags: flags, id: header.id, body: bodyStart..<(bodyStart + bodyLength),
                           rights: rights, reply: reply, regions: regions)
     }
 
@@ -285,27 +273,17 @@ extension WirePacket {
     /// Parses a fragment packet: a header (kind `fragment`, body length =
     /// the data, everything else zero) and region bytes. Returns their range.
     package static func parseFragment(_ bytes: UnsafeRawBufferPointer, descriptorCount: Int) throws(WireRejection) -> Range<Int> {
-        var reader = ByteReader(bytes)
-        guard bytes.count >= WireFormat.headerSize else { throw WireRejection(.truncated, "short fragment") }
-        let version = try reader.read(UInt8.self)
-        guard version == WireFormat.version else { throw WireRejection(.unknownVersion, "version \(version)") }
-        _ = try reader.read(UInt8.self)
-        let flags = try reader.read(UInt16.self)
-        let id = try reader.read(Int32.self)
-        let length = try reader.readLength()
-        let entries = try reader.read(UInt16.self)
-        let declared = try reader.read(UInt16.self)
-        let nested = try reader.read(UInt32.self)
-        let total = try reader.readLength()
-        guard flags == 0, id == 0, entries == 0, nested == 0, length > 0,
-              length <= WireFormat.maximumFragmentData, total == bytes.count,
-              total == WireFormat.headerSize + length else {
-            throw WireRejection(.badLength, "fragment of \(length) bytes in a \(bytes.count)-byte packet")
+        let header = try WireHeader.decode(bytes, validating: bytes.count)
+        // Its shape first, then its descriptors, each refused for its own reason.
+        var shape = header
+        shape.descriptorCount = 0
+        guard shape.isFragment else {
+            throw WireRejection(.badLength, "fragment of \(header.bodyLength) bytes in a \(bytes.count)-byte packet")
         }
-        guard declared == 0, descriptorCount == 0 else {
+        guard header.descriptorCount == 0, descriptorCount == 0 else {
             throw WireRejection(.descriptorMismatch, "a fragment carries no descriptors")
         }
-        return WireFormat.headerSize..<total
+        return WireHeader.size..<header.totalLength
     }
 
     /// Marks `count` descriptors from index `first` used. The range is
