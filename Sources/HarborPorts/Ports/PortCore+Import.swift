@@ -15,7 +15,7 @@ extension PortCore {
     // port without proof is refused (`forgedRight`) with the port untouched.
 
     /// Whether this object is the port itself rather than a proxy.
-    var isReceivingHere: Bool { state.withLock { $0.route == nil } }
+    var isReceivingHere: Bool { state.withLock { !$0.location.isProxy } }
 
     static func importSendRight(
         _ identity: PortIdentity, socket: SharedDescriptor, slots: SharedDescriptor
@@ -46,7 +46,8 @@ extension PortCore {
         do { counter = try SharedSlots(adopting: slots) } catch {
             throw WireRejection(.badDescriptor, "slot counter: \(error)")
         }
-        let proxy = PortCore(identity: identity, name: PortName.next(), route: RemoteRoute(socket: socket, slots: counter))
+        let proxy = PortCore(identity: identity, name: PortName.next(),
+                             location: .proxy(RemoteRoute(socket: socket, slots: counter)))
         PortRegistry.register(proxy)
         return SendRightToken(port: proxy)
     }
@@ -60,7 +61,7 @@ extension PortCore {
         // closing unused is how the receiver learns the right died, even if
         // it came home.
         return SendOnceToken(port: PortCore(identity: identity, name: PortName.next(),
-                                            route: RemoteRoute(socket: socket, slots: nil)))
+                                            location: .proxy(RemoteRoute(socket: socket, slots: nil))))
     }
 
     static func importReceiveRight(
@@ -79,7 +80,7 @@ extension PortCore {
         let existing = try provenProxy(for: identity, connections: connections.map(\.1))
         // A proxy proven to stand for this port becomes the port: the send
         // rights this process holds turn local. Otherwise a new port.
-        let port = existing ?? PortCore(identity: identity, name: PortName.next(), route: nil)
+        let port = existing ?? PortCore(identity: identity, name: PortName.next(), location: .local)
         let epollFD: CInt
         do { epollFD = try port.readinessDescriptor() } catch {
             throw WireRejection(.badDescriptor, "no readiness descriptor: \(error)")
@@ -87,8 +88,7 @@ extension PortCore {
         let transport = PortTransport(slots: counter, epollFD: epollFD)
         let oldRoute = port.state.withLock { guarded -> RemoteRoute? in
             let old = guarded.route
-            guarded.route = nil
-            guarded.transport = transport
+            guarded.location = .receiving(transport)
             guarded.machine.adopt(limit: limit, sequenceNumber: sequenceNumber, made: made)
             return old
         }
@@ -122,7 +122,7 @@ extension PortCore {
     /// own, reaching whatever its socket reaches.)
     private static func checkSendOnceClaim(_ identity: PortIdentity, socket: SharedDescriptor) throws(WireRejection) {
         let here = PortRegistry.everyPort(identity).compactMap { port in
-            port.state.withLock { $0.route == nil ? $0.transport : nil }
+            port.state.withLock { $0.transport }
         }
         guard !here.isEmpty, let peer = try? SeqPacketSocket.peerInode(socket.rawValue) else { return }
         if !here.contains(where: { $0.holdsConnection(inode: peer) }) {

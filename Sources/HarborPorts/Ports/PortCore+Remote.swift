@@ -13,15 +13,19 @@ extension PortCore {
     func ensureTransport() throws(PortError) -> PortTransport {
         if let existing = state.withLock({ $0.transport }) { return existing }
         let epollFD = try readinessDescriptor()
-        let result = state.withLock { guarded -> Result<PortTransport, SystemError> in
-            if let existing = guarded.transport { return .success(existing) }
+        let result = state.withLock { guarded -> Result<PortTransport, PortError> in
+            switch guarded.location {
+            case .receiving(let existing): return .success(existing)
+            case .proxy: return .failure(PortError(.invalidRight, "\(name) is received in another process"))
+            case .local: break
+            }
             do {
                 let free = guarded.machine.queueLimit - guarded.machine.countedMessages
                 let transport = PortTransport(slots: try SharedSlots(free: free), epollFD: epollFD)
-                guarded.transport = transport
+                guarded.location = .receiving(transport)
                 return .success(transport)
             } catch let error as SystemError {
-                return .failure(error)
+                return .failure(PortError(error, "preparing \(name) for other processes"))
             } catch {
                 preconditionFailure("SharedSlots.init throws only SystemError")
             }
@@ -38,7 +42,7 @@ extension PortCore {
             if wantsHangUps { transport.watchHangUps(for: self) }
             return transport
         case .failure(let error):
-            throw PortError(error, "preparing \(name) for other processes")
+            throw error
         }
     }
 
@@ -66,7 +70,7 @@ extension PortCore {
         let refusals = state.withLock { guarded -> [WireRejectionReason] in
             // The usual case, a stream into an empty queue: the batch
             // becomes the queue, nothing moved message by message.
-            if guarded.route == nil, guarded.admitsWithoutChecks(batch),
+            if !guarded.location.isProxy, guarded.admitsWithoutChecks(batch),
                guarded.machine.adoptBatch(&batch, countedLimit: guarded.floodLimit) {
                 guarded.readiness?.signalWhileLocked()
                 return []
@@ -97,7 +101,7 @@ extension PortCore {
         var taken: MessageContent?
         var wake: Parker?
         let refusal = state.withLock { guarded -> WireRejectionReason? in
-            guard guarded.machine.queue.isEmpty, guarded.route == nil, !guarded.machine.isDead,
+            guard guarded.machine.queue.isEmpty, !guarded.location.isProxy, !guarded.machine.isDead,
                   !(counted && guarded.isFlooded) else {
                 return guarded.queueRemote(pending.take()!, returningSlotTo: slots, gaveBack: &gaveBack)
             }
@@ -201,8 +205,7 @@ extension PortCore {
         let route = RemoteRoute(socket: forwarder.sending, slots: transport.slots)
         let taken = state.withLock { guarded in
             let taken = guarded.machine.takeForMove()
-            guarded.route = route
-            guarded.transport = nil
+            guarded.location = .proxy(route)
             guarded.readiness?.clearWhileEmpty()
             return taken
         }
@@ -245,8 +248,7 @@ extension PortCore {
         var signal: ReadinessSignal?
         let released = state.withLock { guarded -> [SendOnceToken]? in
             guard guarded.route === route, !guarded.machine.isDead else { return nil }
-            guarded.route = nil
-            guarded.transport = transport
+            guarded.location = .receiving(transport)
             guarded.machine.connectionAdopted()
             let (released, becameReadable) = guarded.machine.restoreAfterFailedMove(taken)
             if becameReadable, let readiness = guarded.readiness {
@@ -273,7 +275,7 @@ extension PortCore {
     /// The receiving process of this proxy is gone: fire its dead-name requests.
     func remoteDied() {
         let destruction = state.withLock { guarded -> PortStateMachine.Destruction? in
-            guard guarded.route != nil, !guarded.machine.isDead else { return nil }
+            guard guarded.location.isProxy, !guarded.machine.isDead else { return nil }
             return guarded.machine.destroy()
         }
         guard let destruction else { return }
@@ -296,7 +298,7 @@ extension PortCore {
             return
         }
         let watcher = target.port
-        if watcher.state.withLock({ $0.route != nil }) {
+        if watcher.state.withLock({ $0.location.isProxy }) {
             // The notification port is in another process: nobody here
             // receives on it, so a watching thread hears the hang-up.
             guard let token = RemoteDeathWatch.shared.add(self, socket: route.socket.rawValue) else { return }
@@ -363,7 +365,7 @@ extension PortCore.Guarded {
         _ content: consuming MessageContent, returningSlotTo slots: SharedSlots.Counter?, gaveBack: inout Bool
     ) -> WireRejectionReason? {
         let counted = content.countsAgainstLimit
-        let here = route == nil && !machine.isDead
+        let here = !location.isProxy && !machine.isDead
         let refusal = here ? queueRemote(content) : nil
         guard counted, !here || refusal != nil, let counter = slots ?? slotCounter else { return refusal }
         counter.release()

@@ -32,11 +32,8 @@ package final class PortCore: Sendable {
         /// `readinessSet`'s number, or -1: readable without borrowing the optional.
         var readinessFD: CInt = -1
         weak var set: PortSetCore?
-        /// Non-nil when the receive right lives in another process: every
-        /// send goes through this connection (a proxy, or a moved port).
-        var route: RemoteRoute?
-        /// Non-nil once the port receives from other processes.
-        var transport: PortTransport? {
+        /// Local, receiving from other processes, or a proxy (PortCore+Location.swift).
+        var location = Location.local {
             didSet { slotCounter = transport?.slots.counter }
         }
         /// `transport`'s free-slot counter: a receive frees a slot through
@@ -54,12 +51,14 @@ package final class PortCore: Sendable {
         state = Mutex(Guarded())
     }
 
-    /// A port whose receive right lives in another process (a proxy).
-    init(identity: PortIdentity, name: PortName, route: RemoteRoute?) {
+    /// A port that arrived from another process: a proxy for a port
+    /// received there, or (`.local`, until its transport is set) a port
+    /// whose receive right moved here.
+    init(identity: PortIdentity, name: PortName, location: Location) {
         self.name = name
         self.identity = identity
         var guarded = Guarded()
-        guarded.route = route
+        guarded.location = location
         state = Mutex(guarded)
     }
 
@@ -124,7 +123,7 @@ package final class PortCore: Sendable {
                     parker = nil
                     var signal: ReadinessSignal?
                     let retry = state.withLock { guarded -> PortStateMachine.EnqueueOutcome in
-                        if guarded.route != nil { return .full }
+                        if guarded.location.isProxy { return .full }
                         let outcome = guarded.enqueueLocally(content)
                         if case .enqueued(true) = outcome, let readiness = guarded.readiness {
                             readiness.announce()
@@ -342,7 +341,7 @@ package final class PortCore: Sendable {
     package func sendRightMade() { state.withLock { $0.machine.sendRightMade() } }
 
     package func sendRightReleased() {
-        if state.withLock({ $0.route != nil }) {
+        if state.withLock({ $0.location.isProxy }) {
             // A proxy's count is its own business: the connection it holds
             // is what the receiving process counts.
             state.withLock { _ = $0.machine.sendRightReleased() }
@@ -357,7 +356,7 @@ package final class PortCore: Sendable {
     package func sendOnceReleased(used: Bool) {
         let isProxy = state.withLock { guarded in
             guarded.machine.sendOnceReleased()
-            return guarded.route != nil
+            return guarded.location.isProxy
         }
         // A proxy's unused right is reported by the receiving process, which
         // sees its connection close without a message.
@@ -392,7 +391,7 @@ package final class PortCore: Sendable {
     package func receiveRightReleased() {
         // A receive right that moved to another process leaves its token
         // behind to die here; the port lives on over there.
-        if state.withLock({ $0.route != nil }) { return }
+        if state.withLock({ $0.location.isProxy }) { return }
         let outcome = state.withLock { $0.machine.receiveRightReleased() }
         switch outcome {
         case .handOff(let target):
@@ -412,7 +411,7 @@ package final class PortCore: Sendable {
         // Dropping the signal closes the descriptor (once no sender still
         // holds it), which also takes it out of any epoll set.
         let transport = state.withLock { guarded -> PortTransport? in
-            defer { guarded.transport = nil }
+            defer { guarded.location = .local }
             return guarded.transport
         }
         // Closing the connections is what tells senders in other processes.

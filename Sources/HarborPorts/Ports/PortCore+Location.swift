@@ -1,0 +1,39 @@
+// Harbor — where a port is: here alone, here and reachable from other
+// processes, or a proxy for a port received in another process.
+//
+// One enum, so a port can be only one of them (issue 13): a proxy has a
+// route and never a transport, a port received here has a transport once
+// other processes can send to it and never a route.
+
+extension PortCore {
+    /// Where a port's receive right is, and how messages reach it.
+    enum Location {
+        /// Received here; no process but this one sends to it (no
+        /// descriptor of it has left).
+        case local
+        /// Received here; other processes send through the connections of
+        /// `transport`, which holds the port's shared slot counter.
+        case receiving(PortTransport)
+        /// The receive right lives in another process: every send goes
+        /// through `route`. The port was imported with a send or send-once
+        /// right, or its own receive right moved away.
+        case proxy(RemoteRoute)
+
+        var isProxy: Bool {
+            if case .proxy = self { true } else { false }
+        }
+    }
+}
+
+extension PortCore.Guarded {
+    /// The connection every send goes through, for a proxy.
+    var route: RemoteRoute? {
+        if case .proxy(let route) = location { route } else { nil }
+    }
+
+    /// The connections from other processes, for a port received here
+    /// that has them.
+    var transport: PortTransport? {
+        if case .receiving(let transport) = location { transport } else { nil }
+    }
+}
