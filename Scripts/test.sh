@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Harbor — the whole test suite, from a fresh clone on a fresh machine:
-# installs what is missing, builds warning-free, runs every test, then
+# installs what is missing, builds warning-free, runs every test, builds
+# the DocC documentation warning-free (Scripts/docs.sh), then
 # checks the shipped systemd units (lint, and harbord under a real systemd
 # booted in private namespaces: Docs/Systemd.md). The systemd steps skip,
 # saying why, only on a machine without systemd or without namespaces.
@@ -23,6 +24,9 @@ if [[ $status -ne 0 ]]; then
     exit "$status"
 fi
 echo "test: swift tests passed"
+
+echo "test: DocC, every library's catalog warning-free (Scripts/docs.sh)"
+bash Scripts/docs.sh
 
 echo "test: fuzzing, 20 s a target over its corpus (Scripts/fuzz.sh --bounded)"
 bash Scripts/fuzz.sh --bounded

@@ -18,7 +18,7 @@ extension Loop {
     }
 
     /// Runs one pass of `mode` until a source (not a timer) was handled,
-    /// ``stop()``, or `limitDate` (`.distantFuture`: no limit).
+    /// `stop()`, or `limitDate` (`.distantFuture`: no limit).
     /// - Returns: false only if the mode had nothing to run when called.
     /// Only the loop's own thread may call it (NSRunLoop returns false on
     /// another thread; Harbor traps, as every run from the wrong thread does).
@@ -41,7 +41,7 @@ extension Loop {
     /// `nil` if the mode has nothing left to run, `.distantFuture` if it has
     /// no timer. Only the loop's own thread may call it.
     /// **Foundation equivalent:** `RunLoop.limitDate(forMode:)`, `-[NSRunLoop limitDateForMode:]`;
-    /// ``nextTimerFireDate(forMode:)`` is the query alone (`CFRunLoopGetNextTimerFireDate`).
+    /// `nextTimerFireDate(forMode:)` is the query alone (`CFRunLoopGetNextTimerFireDate`).
     public func limitDate(forMode mode: LoopMode) -> Date? {
         _ = run(mode: mode, timeout: .zero, returnAfterSourceHandled: true)
         if hasNothingToRun(inMode: mode) { return nil }
@@ -50,7 +50,7 @@ extension Loop {
     }
 
     /// Runs `block` after `delay` seconds in `modes` (default: `.default`),
-    /// as a one-shot timer on this loop; ``LoopTimer/invalidate()`` on the
+    /// as a one-shot timer on this loop; `LoopTimer.invalidate()` on the
     /// returned timer cancels it.
     /// **Foundation equivalent:** `performSelector:withObject:afterDelay:inModes:`,
     /// `cancelPreviousPerformRequestsWithTarget:`.

@@ -82,6 +82,8 @@ public final class BootstrapServer: @unchecked Sendable {
 
     /// Opens the endpoint and declares the policy's names.
     /// - Parameters:
+    ///   - endpoint: where to listen for clients.
+    ///   - policy: the names declared up front and who may use them.
     ///   - quotas: what one uid may make the server hold.
     ///   - unitStarter: the program run as `PROGRAM start --no-block UNIT` to
     ///     activate a declared name's unit; nil: `systemctl` when systemd runs.

@@ -24,8 +24,10 @@ public struct SendRight: Hashable, Sendable, CustomStringConvertible {
 
     /// Queues `message` on the port.
     ///
-    /// - Parameter timeout: how long to wait for room in a full queue: `nil`
-    ///   waits as long as it takes, `.zero` tries once.
+    /// - Parameters:
+    ///   - message: the message, consumed; a failed send gives it back in the error.
+    ///   - timeout: how long to wait for room in a full queue: `nil`
+    ///     waits as long as it takes, `.zero` tries once.
     /// - Throws: ``PortError/Code/deadName`` if the receive right is gone,
     ///   ``PortError/Code/queueFull`` (timeout zero) or
     ///   ``PortError/Code/timedOut`` if the queue stayed full,

@@ -47,7 +47,7 @@ public final class PortMessages: AsyncSequence, Sendable {
     }
 
     /// Moves `receive` into a new sequence of its messages.
-    /// - Throws: ``PortError/Code/resourceShortage`` if the port's readiness
+    /// - Throws: `PortError.Code.resourceShortage` if the port's readiness
     ///   descriptor cannot be made.
     public init(_ receive: consuming ReceiveRight) throws(PortError) {
         let fd = try receive.core.readinessDescriptor()
@@ -140,7 +140,7 @@ public final class PortMessages: AsyncSequence, Sendable {
 
 extension ReceiveRight {
     /// Moves this receive right into an async sequence of its messages (A01).
-    /// - Throws: ``PortError/Code/resourceShortage`` if the port's readiness
+    /// - Throws: `PortError.Code.resourceShortage` if the port's readiness
     ///   descriptor cannot be made.
     public consuming func messages() throws(PortError) -> PortMessages {
         try PortMessages(self)

@@ -51,6 +51,8 @@ public final class DescriptorSource: Sendable, CustomStringConvertible {
     ///   - events: what to watch for; `.hangUp` and `.error` are reported
     ///     whether asked for or not.
     ///   - order: lower runs first among descriptors ready in one pass.
+    ///   - closesOnInvalidate: whether the source owns and closes `descriptor`.
+    ///   - label: a name for ``Loop/description``.
     ///   - handler: called on the loop's thread with the ready events.
     /// - Throws: ``SourceError/Code/invalidArgument`` for a negative descriptor.
     public convenience init(

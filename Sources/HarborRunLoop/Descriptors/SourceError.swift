@@ -3,7 +3,7 @@ import HarborPorts
 
 /// Why a descriptor, process or signal source could not be made.
 ///
-/// A struct around a code, like ``PortError`` and ``LoopError``, so codes can
+/// A struct around a code, like `PortError` and ``LoopError``, so codes can
 /// be added without breaking clients. Match with
 /// `catch SourceError.Code.signalNotBlocked`.
 ///

@@ -2,7 +2,7 @@
 
 /// Why a run-loop operation failed.
 ///
-/// A struct around a code, like ``PortError``, so codes can be added without
+/// A struct around a code, like `PortError`, so codes can be added without
 /// breaking clients. Match with `catch LoopError.Code.loopTerminated`.
 ///
 /// Note what is *not* an error: running another thread's loop is a

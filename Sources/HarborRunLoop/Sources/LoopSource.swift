@@ -35,6 +35,7 @@ public final class LoopSource: Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - order: lower runs first; default 0.
     ///   - label: a name for ``Loop/description``.
+    ///   - handler: the source's work, on its loop's thread.
     public convenience init(order: Int = 0, label: String = "source", _ handler: @escaping @Sendable () -> Void) {
         self.init(order: order, label: label) { _ in handler() }
     }

@@ -39,7 +39,7 @@ public final class PortSource: Sendable, CustomStringConvertible {
     private let valid = Atomic(true)
 
     /// Moves `receive` into a new source whose handler gets every message.
-    /// - Throws: ``PortError/Code/resourceShortage`` if the port's readiness
+    /// - Throws: `PortError.Code.resourceShortage` if the port's readiness
     ///   descriptor cannot be made.
     public convenience init(
         _ receive: consuming ReceiveRight, order: Int = 0,
@@ -51,7 +51,7 @@ public final class PortSource: Sendable, CustomStringConvertible {
     /// Moves `receive` into a new source whose handler gets the source and
     /// every message, as CF's `CFMachPortCallBack` gets its port: it can
     /// invalidate itself with no box filled in after creation.
-    /// - Throws: ``PortError/Code/resourceShortage`` if the port's readiness
+    /// - Throws: `PortError.Code.resourceShortage` if the port's readiness
     ///   descriptor cannot be made.
     public init(
         _ receive: consuming ReceiveRight, order: Int = 0,

@@ -51,6 +51,7 @@ extension LoopTimer {
     ///   - interval: `nil` for a one-shot timer; otherwise the period, and
     ///     later fire dates are `date + k·interval`.
     ///   - tolerance: how late the loop may fire it to save wake-ups.
+    ///   - label: a name for ``Loop/description``.
     ///   - handler: called on the loop's thread with the timer.
     /// **CF equivalent:** `CFRunLoopTimerCreateWithHandler(…, fireDate, interval, …)`,
     /// `-[NSTimer initWithFireDate:interval:repeats:block:]`.

@@ -77,6 +77,7 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
     ///   - delay: time until the first fire date (negative counts as zero).
     ///   - interval: `nil` for a one-shot timer; otherwise the period.
     ///   - tolerance: how late the loop may fire it to save wake-ups.
+    ///   - label: a name for ``Loop/description``.
     ///   - handler: called on the loop's thread with the timer.
     /// **CF equivalent:** `CFRunLoopTimerCreateWithHandler(…, CFAbsoluteTimeGetCurrent() + delay, …)`,
     /// `+[NSTimer timerWithTimeInterval:repeats:block:]`.

@@ -5,7 +5,7 @@ import HarborRunLoop
 /// loop's thread whenever the socket is readable (a listening socket: a
 /// connection waits to be accepted; a datagram socket: a datagram waits).
 ///
-/// A thin owner of a run-loop ``DescriptorSource`` (RL18): the socket sits,
+/// A thin owner of a run-loop `DescriptorSource` (RL18): the socket sits,
 /// level-triggered, in the mode's waitset, so it wakes a sleeping loop by
 /// itself, and handling it counts as "handled source". The handler must
 /// consume the readiness (`accept`, `recv`), or the loop keeps waking for

@@ -3,7 +3,7 @@ import Glibc
 
 /// Why a systemd operation (sd-event, sd_notify, socket activation) failed.
 ///
-/// A struct around a code, like ``PortError`` and ``LoopError``, so codes
+/// A struct around a code, like `PortError` and `LoopError`, so codes
 /// can be added without breaking clients. libsystemd reports failures as a
 /// negative errno; ``errno`` keeps it (positive), ``call`` names the function.
 /// Match with `catch SystemdError.Code.recursiveDispatch`.

@@ -54,8 +54,12 @@ public final class LoopInsideSDEvent: @unchecked Sendable {
     public private(set) var passes = 0
 
     /// Attaches `loop`'s `mode` to `event`. Call on the thread that owns both.
-    /// - Parameter priority: sd-event priority of the Harbor sources
-    ///   (lower runs first; 0 is sd-event's default).
+    /// - Parameters:
+    ///   - loop: the Harbor loop to run inside `event`.
+    ///   - mode: the mode whose items `event` drives (not `.common`).
+    ///   - event: the sd-event loop that owns the thread.
+    ///   - priority: sd-event priority of the Harbor sources
+    ///     (lower runs first; 0 is sd-event's default).
     /// - Throws: ``SystemdError/Code/wrongThread`` off that thread,
     ///   ``SystemdError/Code/invalidArgument`` for `.common`,
     ///   ``SystemdError/Code/notAvailable`` for a loop whose thread exited.

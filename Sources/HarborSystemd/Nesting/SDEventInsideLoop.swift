@@ -14,7 +14,7 @@ import HarborRunLoop
 /// `beforeWaiting` steps sd-event's state machine without blocking:
 /// `sd_event_prepare` (arms its timers; > 0 means something is pending) or,
 /// once armed, `sd_event_wait(0)`. When sd-event has pending work, a
-/// version-0 ``LoopSource`` is signalled; running it calls
+/// version-0 `LoopSource` is signalled; running it calls
 /// `sd_event_dispatch` (one sd-event source per Harbor pass, as sd-event
 /// itself dispatches one per iteration). A signalled source also keeps the
 /// Harbor loop from sleeping, so "prepare said dispatch now" never sleeps.
@@ -59,7 +59,11 @@ public final class SDEventInsideLoop: @unchecked Sendable {
     public var isAttached: Bool { source != nil }
 
     /// Attaches `event` to `loop`'s `mode`. Call on the thread owning both.
-    /// - Parameter order: the ``LoopSource/order`` of the dispatching source.
+    /// - Parameters:
+    ///   - event: the sd-event loop to drive.
+    ///   - loop: the Harbor loop that owns the thread.
+    ///   - mode: the mode that drives `event` (not `.common`).
+    ///   - order: the `LoopSource.order` of the dispatching source.
     /// - Throws: ``SystemdError/Code/wrongThread``, ``SystemdError/Code/invalidArgument``
     ///   for `.common`, ``SystemdError/Code/recursiveDispatch`` if a Harbor loop
     ///   already drives `event`, ``SystemdError/Code/finished`` if it exited.

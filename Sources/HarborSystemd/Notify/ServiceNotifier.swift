@@ -10,7 +10,7 @@ import HarborRunLoop
 /// `notify`) every call is a silent no-op that returns false, as
 /// libsystemd's is; a daemon can call them unconditionally.
 ///
-/// The watchdog is kept alive by a ``LoopTimer`` on the daemon's main run
+/// The watchdog is kept alive by a `LoopTimer` on the daemon's main run
 /// loop (``startWatchdog(on:mode:)``), not by a helper thread: if the loop
 /// wedges (a callout never returns), the timer does not fire, the pings
 /// stop, and systemd sees the hang and acts on `WatchdogSec=`.

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Harbor — builds the DocC documentation of every library target with
+# swift-docc-plugin and fails on any DocC warning (a broken symbol link, an
+# unknown parameter, a missing article): the documentation builds clean.
+#
+#   bash Scripts/docs.sh [--scratch-path DIR] [target...]
+#
+# Each catalog is Sources/<target>/<target>.docc; the archives land in
+# <scratch>/plugins/Swift-DocC/outputs/<target>.doccarchive. The scratch
+# folder defaults to .build, so after Scripts/build.sh the libraries are
+# already compiled and only the symbol graphs and DocC itself run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scratch=.build
+targets=()
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --scratch-path) scratch="$2"; shift ;;
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        -*) echo "docs: unknown option $1" >&2; exit 2 ;;
+        *) targets+=("$1") ;;
+    esac
+    shift
+done
+if [[ ${#targets[@]} -eq 0 ]]; then
+    # Every library target: those with a catalog of their own.
+    for catalog in Sources/*/*.docc; do
+        targets+=("$(basename "$(dirname "$catalog")")")
+    done
+fi
+
+mkdir -p "$scratch"
+log=$scratch/docs.log
+: >"$log"
+start=$SECONDS
+for target in "${targets[@]}"; do
+    echo "docs: $target"
+    set +e
+    swift package --scratch-path "$scratch" --disable-sandbox \
+        generate-documentation --target "$target" --warnings-as-errors \
+        >>"$log" 2>&1
+    status=$?
+    set -e
+    # DocC prints its findings as `warning:`/`error:` lines; with
+    # --warnings-as-errors a warning already fails the command, and the
+    # grep catches anything that still slips through as a warning.
+    findings=$(grep -E "(warning|error):" "$log" | grep -v -E "^(\[|Building|Compiling)" | sort -u || true)
+    if [[ $status -ne 0 || -n $findings ]]; then
+        echo "$findings" | head -60 >&2
+        [[ -n $findings ]] || tail -30 "$log" >&2
+        echo "docs: FAILED on $target (exit $status); the full log is $log" >&2
+        exit 1
+    fi
+done
+echo "docs: ${#targets[@]} catalog(s) built warning-free in $((SECONDS - start)) s"
