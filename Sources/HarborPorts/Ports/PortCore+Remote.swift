@@ -1,8 +1,6 @@
 // Harbor — a port's life across processes: exporting and importing rights,
 // moving the receive right, and hearing of deaths the kernel reports.
-import CHarborLinux
 import DequeModule
-import Glibc
 import Synchronization
 
 extension PortCore {
@@ -197,7 +195,7 @@ extension PortCore {
         let forwarder: (receiving: SharedDescriptor, sending: SharedDescriptor)
         do {
             let pair = try SeqPacketSocket.makePair()
-            try SeqPacketSocket.setOption(pair.0.rawValue, charbor_SO_PASSCRED, 1)
+            try SeqPacketSocket.passCredentials(pair.0.rawValue)
             forwarder = pair
         } catch {
             throw PortError(error, "moving the receive right of \(name)")

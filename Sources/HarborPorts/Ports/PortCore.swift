@@ -9,7 +9,6 @@
 // closing the descriptor all happen after the lock is dropped, because each
 // of those can re-enter another port's lock, or this one's.
 
-import CHarborLinux
 import DequeModule
 import Synchronization
 
@@ -335,101 +334,6 @@ package final class PortCore: Sendable {
     }
 
     package var set: PortSetCore? { state.withLock { $0.set } }
-
-    // MARK: Rights (called by the token objects)
-
-    package func sendRightMade() { state.withLock { $0.machine.sendRightMade() } }
-
-    package func sendRightReleased() {
-        if state.withLock({ $0.location.isProxy }) {
-            // A proxy's count is its own business: the connection it holds
-            // is what the receiving process counts.
-            state.withLock { _ = $0.machine.sendRightReleased() }
-            return
-        }
-        guard let target = state.withLock({ $0.machine.sendRightReleased() }) else { return }
-        NotificationDelivery.deliver(.noSenders, about: name, to: target)
-    }
-
-    package func sendOnceMade() { state.withLock { $0.machine.sendOnceMade() } }
-
-    package func sendOnceReleased(used: Bool) {
-        let isProxy = state.withLock { guarded in
-            guarded.machine.sendOnceReleased()
-            return guarded.location.isProxy
-        }
-        // A proxy's unused right is reported by the receiving process, which
-        // sees its connection close without a message.
-        if !used && !isProxy {
-            deliverNotification(NotificationDelivery.content(.sendOnce, about: name))
-        }
-    }
-
-    package func requestNoSenders(_ target: SendOnceToken) {
-        let (replaced, transport) = state.withLock { ($0.machine.requestNoSenders(target), $0.transport) }
-        _ = replaced  // released here, outside the lock: its owner gets a send-once notification
-        // Senders in other processes: their going must be heard though
-        // nobody receives here (PortTransport+HangUps.swift).
-        transport?.watchHangUps(for: self)
-    }
-
-    package func requestPortDestroyed(_ target: SendOnceToken) {
-        let replaced = state.withLock { $0.machine.requestPortDestroyed(target) }
-        _ = replaced
-    }
-
-    package func requestDeadName(_ target: SendOnceToken) {
-        if let route = state.withLock({ $0.route }) {
-            requestRemoteDeadName(target, route: route)
-            return
-        }
-        if let immediate = state.withLock({ $0.machine.requestDeadName(target) }) {
-            NotificationDelivery.deliver(.deadName, about: name, to: immediate)
-        }
-    }
-
-    package func receiveRightReleased() {
-        // A receive right that moved to another process leaves its token
-        // behind to die here; the port lives on over there.
-        if state.withLock({ $0.location.isProxy }) { return }
-        let outcome = state.withLock { $0.machine.receiveRightReleased() }
-        switch outcome {
-        case .handOff(let target):
-            // The receive right travels to the requester with its queue intact.
-            // If that port is dead the new token dies too and we come back here,
-            // with the request gone, and are destroyed for real.
-            let token = ReceiveRightToken(port: self)
-            NotificationDelivery.deliver(.portDestroyed, about: name, to: target, carrying: .receive(token))
-        case .destroyed(let destruction):
-            finishDestruction(destruction)
-        }
-    }
-
-    private func finishDestruction(_ destruction: PortStateMachine.Destruction) {
-        let set = join(nil)
-        set?.removeMember(name)
-        // Dropping the signal closes the descriptor (once no sender still
-        // holds it), which also takes it out of any epoll set.
-        let transport = state.withLock { guarded -> PortTransport? in
-            defer { guarded.location = .local }
-            return guarded.transport
-        }
-        // Closing the connections is what tells senders in other processes.
-        transport?.shutDown()
-        let readiness = state.withLock { guarded -> ReadinessSignal? in
-            guarded.readinessFD = -1
-            return guarded.readiness.take()
-        }
-        _ = readiness
-        let readinessSet = state.withLock { $0.readinessSet.take() }
-        _ = readinessSet
-        for parker in destruction.blockedSenders { parker.unpark() }
-        for target in destruction.deadNameTargets {
-            NotificationDelivery.deliver(.deadName, about: name, to: target)
-        }
-        // `destruction.drained` and the no-senders target are released when
-        // `destruction` goes out of scope: their rights die with them.
-    }
 }
 
 extension PortCore.Guarded {

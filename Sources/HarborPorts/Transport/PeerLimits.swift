@@ -8,7 +8,6 @@
 // closes (what it holds on a connection) or its messages are received
 // (what it queued). Docs/CrossProcess.md, "Limits", lists them with the
 // reasons for each number.
-import Glibc
 
 /// The limits on what a peer may make this process hold.
 ///
@@ -60,10 +59,8 @@ package enum PeerLimits {
     /// A share of the limit rather than a number: harbord under
     /// `LimitNOFILE=1024` and a test under 20,000 need different ones.
     package static var queuedDescriptorsPerUid: Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 64 }
-        let soft = Int(clamping: min(limit.rlim_cur, 1 << 20))  // RLIM_INFINITY is the largest value
-        return max(64, soft / 4)
+        guard let soft = openDescriptorLimit() else { return 64 }
+        return max(64, min(soft, 1 << 20) / 4)  // RLIM_INFINITY comes back as Int.max
     }
 
     // MARK: Per message

@@ -1,5 +1,4 @@
 // Harbor — naming a port across processes, and finding it again on arrival.
-import Glibc
 import Synchronization
 
 /// A port's identity on the wire: the creating process's random nonce and
@@ -50,7 +49,7 @@ package enum PortRegistry {
         let slots: FileKey
         /// For a proxy, the process that made its connection; nil for a
         /// port received here.
-        let creator: pid_t?
+        let creator: Int32?
 
         /// Whether this record is of a port that is gone, or of `core`.
         func isGone(or core: PortCore?, keeping alive: inout [PortCore]) -> Bool {
@@ -78,7 +77,7 @@ package enum PortRegistry {
         // The descriptors live as long as the route or transport: the
         // object holding them is kept by `core`, which the caller holds.
         guard let held, let slots = try? FileKey(of: held.slots) else { return }
-        var creator: pid_t?
+        var creator: Int32?
         if let route = held.route {
             guard let made = try? SeqPacketSocket.creator(route) else { return }
             creator = made.pid
@@ -97,7 +96,7 @@ package enum PortRegistry {
     /// its slot counter, or a proxy holding the same counter through a
     /// connection made by the same process.
     package static func port(
-        _ identity: PortIdentity, slots: FileKey, creator: pid_t
+        _ identity: PortIdentity, slots: FileKey, creator: Int32
     ) -> PortCore? {
         let live = cores(identity) { $0.slots == slots && ($0.creator == nil || $0.creator == creator) }
         return live.first { $0.isReceivingHere } ?? live.first

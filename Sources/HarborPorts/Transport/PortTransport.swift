@@ -18,8 +18,6 @@
 // Only non-blocking calls (recvmsg, epoll_ctl, eventfd write) run under them;
 // messages are queued and notifications delivered after both are released.
 // `ledger` is a leaf, taken under the port's own lock.
-import CHarborLinux
-import Glibc
 import Synchronization
 
 package final class PortTransport: Sendable {
@@ -83,9 +81,9 @@ package final class PortTransport: Sendable {
         _ kind: WireFormat.ConnectionKind
     ) throws(SystemError) -> (sending: SharedDescriptor, token: UInt64?) {
         let (receiving, sending) = try SeqPacketSocket.makePair()
-        try SeqPacketSocket.setOption(receiving.rawValue, charbor_SO_PASSCRED, 1)
+        try SeqPacketSocket.passCredentials(receiving.rawValue)
         // Room for a full queue of large messages in flight (capped by wmem_max).
-        try? SeqPacketSocket.setOption(sending.rawValue, charbor_SO_SNDBUF, 4 << 20)
+        try? SeqPacketSocket.setSendBuffer(sending.rawValue, bytes: 4 << 20)
         let token = try adopt(receiving, kind: kind)
         return (sending, token)
     }

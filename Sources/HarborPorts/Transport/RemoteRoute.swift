@@ -1,5 +1,4 @@
 // Harbor — the sending side of a connection to a port in another process.
-import CHarborLinux
 import Glibc
 import Synchronization
 import SystemPackage
