@@ -177,7 +177,14 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborRunLoopTests",
-            dependencies: ["Harbor", "HarborRunLoop", "HarborTestSupport", "harbor-seeds", "harbor-mainloop-probe"],
+            dependencies: ["Harbor", "HarborRunLoop", "HarborTestSupport", "harbor-mainloop-probe"],
+            swiftSettings: strict
+        ),
+        // Docs/Porting.md's snippets, compiled and run, and the seed experiments
+        // (harbor-seeds) checked against what their articles say.
+        .testTarget(
+            name: "PortingGuideTests",
+            dependencies: ["Harbor", "HarborFoundation", "HarborBootstrap", "HarborTestSupport", "harbor-seeds"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,31 +1,38 @@
-// Harbor — seed 000 ④: a port in another mode does not keep the run going.
+// Harbor — seed 000 ④: a port keeps [runLoop run] going only in the mode the loop runs.
+import Glibc
 import Harbor
 
-/// The port is added to `UITrackingRunLoopMode` (here "tracking") but the
-/// loop runs `NSDefaultRunLoopMode`: the default mode is empty, so the run
-/// returns at once and the thread ends.
+/// `[runLoop addPort:[NSMachPort port] forMode:UITrackingRunLoopMode]` then
+/// `[runLoop run]`: `run` runs the default mode, which is empty, so it
+/// returns at once and the thread ends. Added for the common modes (which
+/// hold the default mode), the same port keeps the thread alive.
 enum PortInOtherMode: Experiment {
     static let name = "port-other-mode"
-    static let summary = "a port in 'tracking' does not keep a 'default' run alive"
-    static let article = "seed 000, 初体验疑问 ④: addPort:forMode:UITrackingRunLoopMode, run in default"
-    static let expected = "the run returns at once (finished), no observer is told, the thread ends"
+    static let summary = "a port in UITrackingRunLoopMode does not keep [runLoop run] alive; one in common modes does"
+    static let article = "seed 000, (5)初体验产生的疑问 ④RunLoop能正常运行的条件是什么?"
 
-    static func run() -> [String] {
-        let log = Log()
-        onNewThread {
-            let loop = Loop.current
-            loop.add(LoopObserver(activities: .all) { log("observer: \($0)") }, forMode: .default)
-            let port = makePortSource()
-            loop.add(port, forMode: "tracking")
-            let start = ContinuousClock.now
-            let result = loop.run(mode: .default, timeout: .seconds(10), returnAfterSourceHandled: false)
-            log("run(default) returned \(result) after \(ContinuousClock.now - start < .seconds(1) ? "no time" : "a long time")")
-            log("thread ends")
+    static func run(print: @escaping @Sendable (String) -> Void) {
+        for mode: LoopMode in ["UITrackingRunLoopMode", .common] {
+            print("[\(mode)] main----开辟子线程")
+            // snippet: seed-port-other-mode
+            guard let port = try? PortSource(ReceiveRight(), { _ in }) else { return print("out of descriptors") }  // [NSMachPort port]
+            let subThread = LoopThread(name: "subThread") {
+                print("[\(mode)] subThread----开始执行子线程任务")
+                let runLoop = Loop.current
+                runLoop.add(port, forMode: mode)                          // addPort:[NSMachPort port] forMode:mode
+                runLoop.run()                                             // [runLoop run]: the default mode only
+                print("[\(mode)] subThread----执行子线程任务结束")
+            }
+            subThread.start()
+            // end snippet
+            usleep(100_000)
+            if !subThread.isFinished {
+                // [runLoop run] ends only when its mode empties: remove the port.
+                print("[\(mode)] after 100 ms the thread still runs its loop; removing the port")
+                port.invalidate()
+            }
+            subThread.join()
+            if subThread.loop.isTerminated { print("[\(mode)] subThread线程被释放了") }
         }
-        return log.all
-    }
-
-    static func matches(_ log: [String]) -> Bool {
-        log == ["run(default) returned finished after no time", "thread ends"]
     }
 }

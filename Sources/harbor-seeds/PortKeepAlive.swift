@@ -1,37 +1,32 @@
-// Harbor — seed 000 §(4) and seed 004 §5.1: a port keeps a worker thread alive.
+// Harbor — seed 000 §2: a port keeps a worker alive until performSelector:onThread: hands it work.
 import Harbor
 
-/// `[runLoop addPort:[NSMachPort port] forMode:NSDefaultRunLoopMode]` then
-/// `runMode:beforeDate:` once, without a `while`: the thread sleeps until
-/// work arrives, handles it, and — since runMode returns after one
-/// non-timer source — its task ends and the thread exits.
+/// `[runLoop addPort:[NSMachPort port] forMode:NSDefaultRunLoopMode]`, then
+/// `runMode:beforeDate:distantFuture` once, without a `while`: the thread
+/// sleeps until `performSelector:onThread:` hands it `wantTodo`, and since
+/// runMode returns after one non-timer source, its task then ends.
 enum PortKeepAlive: Experiment {
     static let name = "port-keepalive"
     static let summary = "a port keeps a worker alive; runMode:beforeDate: returns after one source"
-    static let article = "seed 000, 使用场景 1 (4)/(5): addPort + runMode:beforeDate: without while"
-    static let expected = "worker sleeps (does not exit) until work is posted; after the first task runMode returns YES and the thread ends"
+    static let article = "seed 000, 2.保持线程的存活后,让线程在我们需要的时候响应消息"
 
-    static func run() -> [String] {
-        let log = Log()
-        let loopHandoff = Handoff<Loop>()
-        let worker = Background {
-            log("worker: start")
-            let loop = Loop.current
-            let port = makePortSource { _ in log("worker: message") }
-            loop.add(port, forMode: .default)
-            loopHandoff.put(loop)
-            let handled = loop.run(mode: .default, before: nil)
-            log("worker: runMode returned \(handled)")
-            log("worker: thread ends")
+    static func run(print: @escaping @Sendable (String) -> Void) {
+        print("main----开辟子线程")
+        // snippet: seed-port-keepalive
+        let subThread = LoopThread(name: "subThread") {                  // initWithTarget:selector:@selector(subThreadTodo)
+            print("subThread----开始执行子线程任务")
+            let runLoop = Loop.current                                    // [NSRunLoop currentRunLoop]
+            guard let port = try? PortSource(ReceiveRight(), { _ in }) else { return }
+            runLoop.add(port, forMode: .default)                          // addPort:[NSMachPort port] forMode:NSDefaultRunLoopMode
+            let handled = runLoop.run(mode: .default, before: nil)        // runMode:NSDefaultRunLoopMode beforeDate:distantFuture
+            print("runMode:beforeDate: returned \(handled)")
+            print("subThread----执行子线程任务结束")
         }
-        // The "touch": another thread posts work to the sleeping worker.
-        loopHandoff.take().perform { log("worker: subThreadTodo ran on the worker") }
-        worker.join()
-        return log.all
-    }
-
-    static func matches(_ log: [String]) -> Bool {
-        log == ["worker: start", "worker: subThreadTodo ran on the worker", "worker: runMode returned true", "worker: thread ends"]
+        subThread.start()                                                 // [subThread start]
+        // touchesBegan: performSelector:@selector(wantTodo) onThread:subThread withObject:nil waitUntilDone:NO
+        subThread.perform { print("当前线程:subThread执行任务处理数据") }
+        subThread.join()
+        if subThread.loop.isTerminated { print("subThread线程被释放了") }
+        // end snippet
     }
 }
-

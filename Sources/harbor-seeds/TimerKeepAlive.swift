@@ -1,69 +1,60 @@
 // Harbor — seed 003: a repeating timer keeps a thread alive, a one-shot one does not.
+import Dispatch
 import Harbor
 import Synchronization
 
 /// `[NSTimer scheduledTimerWithTimeInterval:2 … repeats:]` then `[runLoop run]`.
-/// With `repeats:YES` the thread lives on and work posted later still runs.
-/// With `repeats:NO` the timer leaves the mode after firing, the mode is
-/// empty, `run` returns ("End Run.") and work posted later never runs.
+/// With `repeats:YES` the thread lives on and work performed on it later
+/// still runs. With `repeats:NO` the timer leaves the mode after firing, the
+/// mode is empty, `run` returns ("End Run.") and later work never runs.
+/// Times are scaled down: 2 s becomes 20 ms.
 enum TimerKeepAlive: Experiment {
     static let name = "timer-keepalive"
     static let summary = "repeating vs one-shot timer as the only thing keeping a thread alive"
-    static let article = "seed 003, 对 repeat 的思考 / 总结 2"
-    static let expected = "repeats:YES — the thread outlives the timer's first fire and runAnyTime runs on it ('End Run.' only once we invalidate the timer); repeats:NO — 'timerRun', then 'End Run.', later work never runs"
+    static let article = "seed 003, RunLoop: NSTimer 实现常驻线程的问题 (对 repeat 的思考, 总结 2)"
 
-    static func run() -> [String] { trial(repeats: true) + trial(repeats: false) }
+    static func run(print: @escaping @Sendable (String) -> Void) {
+        trial(repeats: true, print: print)
+        trial(repeats: false, print: print)
+    }
 
-    static func trial(repeats: Bool) -> [String] {
-        let log = Log()
+    static func trial(repeats: Bool, print: @escaping @Sendable (String) -> Void) {
         let tag = repeats ? "[repeats:YES]" : "[repeats:NO]"
-        let handoff = Handoff<LoopTimer>()
-        let loopHandoff = Handoff<Loop>()
-        let firstFire = Gate()
-        let worker = Background {
-            let loop = Loop.current
-            let fired = Once()
-            let timer = LoopTimer(after: .milliseconds(20), repeating: repeats ? .milliseconds(20) : nil) { _ in
-                // Logged on the worker, in the timer's callout: before `run` can return.
-                if fired.first() { log("\(tag) timerRun") }
-                firstFire.open()
-            }
-            loop.add(timer, forMode: .default)
-            loopHandoff.put(loop)
-            handoff.put(timer)
-            loop.run()
-            log("\(tag) End Run.")
+        let firstFire = DispatchSemaphore(value: 0)
+        let fired = Once()
+        // snippet: seed-timer-keepalive
+        // _attachTimerToRunLoop: scheduledTimerWithTimeInterval:2 target:self selector:@selector(runTimer) repeats:
+        let timer = LoopTimer(after: .milliseconds(20), repeating: repeats ? .milliseconds(20) : nil) { _ in
+            if fired.first() { print("\(tag) veryitman--timerRun.") }
+            firstFire.signal()
         }
-        let loop = loopHandoff.take()
-        let timer = handoff.take()
+        let thread = LoopThread(name: "veryitman-thread") {               // asyncRun
+            Loop.current.add(timer, forMode: .default)
+            Loop.current.run()                                            // [runLoop run]
+            print("\(tag) veryitman--asyncRun. End Run.")
+        }
+        thread.start()
+        // end snippet
         firstFire.wait()
         if repeats {
             // The "touch" after the timer fired: the thread is still there.
-            do {
-                try loop.performAndWait { log("\(tag) runAnyTime on the worker") }
-            } catch {
-                log("\(tag) runAnyTime never runs (\(error.code))")
-            }
-            log("\(tag) main: invalidating the timer")
+            runAnyTime(on: thread, tag: tag, print: print)
+            print("\(tag) viewDidDisappear: [self.timer invalidate]")
             timer.invalidate()
-            worker.join()
+            thread.join()
         } else {
-            worker.join()
-            do {
-                try loop.performAndWait { log("\(tag) runAnyTime on the worker") }
-            } catch {
-                log("\(tag) runAnyTime never runs (\(error.code))")
-            }
+            thread.join()
+            runAnyTime(on: thread, tag: tag, print: print)
         }
-        return log.all
     }
 
-    static func matches(_ log: [String]) -> Bool {
-        log == [
-            "[repeats:YES] timerRun", "[repeats:YES] runAnyTime on the worker",
-            "[repeats:YES] main: invalidating the timer", "[repeats:YES] End Run.",
-            "[repeats:NO] timerRun", "[repeats:NO] End Run.", "[repeats:NO] runAnyTime never runs (loop terminated)",
-        ]
+    /// `performSelector:@selector(runAnyTime) onThread:thread … waitUntilDone:YES`.
+    static func runAnyTime(on thread: LoopThread, tag: String, print: @escaping @Sendable (String) -> Void) {
+        do {
+            try thread.performAndWait { print("\(tag) veryitman--runAnyTime. Current Thread: veryitman-thread") }
+        } catch {
+            print("\(tag) runAnyTime never runs (\(error.code))")
+        }
     }
 }
 
