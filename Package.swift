@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "harbor-demo", targets: ["harbor-demo"]),
         .executable(name: "harbor-seeds", targets: ["harbor-seeds"]),
         .library(name: "HarborBootstrap", targets: ["HarborBootstrap"]),
+        .library(name: "HarborMach", targets: ["HarborMach"]),
         .executable(name: "harbord", targets: ["harbord"]),
         .executable(name: "harbor", targets: ["harbor"]),
     ],
@@ -73,6 +74,13 @@ let package = Package(
         .target(
             name: "HarborFoundation",
             dependencies: ["HarborRunLoop"],
+            swiftSettings: strict
+        ),
+        // swift-system's Darwin `Mach.Port<RightType>` API and the `mach_port_*`
+        // name calls, over Harbor's rights (Docs/MachPort.md).
+        .target(
+            name: "HarborMach",
+            dependencies: ["HarborPorts"],
             swiftSettings: strict
         ),
         // Layer 4: sd-event nesting both ways, sd_notify, socket activation.
@@ -185,6 +193,11 @@ let package = Package(
         .testTarget(
             name: "PortingGuideTests",
             dependencies: ["Harbor", "HarborFoundation", "HarborBootstrap", "HarborTestSupport", "harbor-seeds"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HarborMachTests",
+            dependencies: ["HarborMach", "HarborPorts", "HarborTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
