@@ -32,25 +32,27 @@ fi
 
 mkdir -p "$scratch"
 log=$scratch/docs.log
-: >"$log"
+echo "docs: ${targets[*]} (log: $log)"
 start=$SECONDS
-for target in "${targets[@]}"; do
-    echo "docs: $target"
-    set +e
-    swift package --scratch-path "$scratch" --disable-sandbox \
-        generate-documentation --target "$target" --warnings-as-errors \
-        >>"$log" 2>&1
-    status=$?
-    set -e
-    # DocC prints its findings as `warning:`/`error:` lines; with
-    # --warnings-as-errors a warning already fails the command, and the
-    # grep catches anything that still slips through as a warning.
-    findings=$(grep -E "(warning|error):" "$log" | grep -v -E "^(\[|Building|Compiling)" | sort -u || true)
-    if [[ $status -ne 0 || -n $findings ]]; then
-        echo "$findings" | head -60 >&2
-        [[ -n $findings ]] || tail -30 "$log" >&2
-        echo "docs: FAILED on $target (exit $status); the full log is $log" >&2
-        exit 1
-    fi
-done
+# One plugin run for every target: the plugin is resolved and built once and
+# the targets compiled once (about half the time of one run per target).
+args=()
+for target in "${targets[@]}"; do args+=(--target "$target"); done
+set +e
+swift package --scratch-path "$scratch" --disable-sandbox \
+    generate-documentation "${args[@]}" --warnings-as-errors >"$log" 2>&1
+status=$?
+set -e
+# DocC prints its findings as `warning:`/`error:` lines, each after the
+# "Building documentation for 'X'" line of its target; with
+# --warnings-as-errors a warning already fails the command, and the grep
+# catches anything that still slips through as a warning.
+findings=$(grep -E "^(Building documentation for|.*(warning|error):)" "$log" \
+    | grep -v -E "^\[[0-9]+/[0-9]+\]" || true)
+if [[ $status -ne 0 ]] || grep -q -E "(warning|error):" <<<"$findings"; then
+    echo "$findings" | head -80 >&2
+    [[ -n $findings ]] || tail -30 "$log" >&2
+    echo "docs: FAILED (exit $status); the full log is $log" >&2
+    exit 1
+fi
 echo "docs: ${#targets[@]} catalog(s) built warning-free in $((SECONDS - start)) s"
