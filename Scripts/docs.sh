@@ -5,7 +5,8 @@
 #
 #   bash Scripts/docs.sh [--scratch-path DIR] [target...]
 #
-# Each catalog is Sources/<target>/<target>.docc; the archives land in
+# Every library product has a catalog, Sources/<target>/<target>.docc (a
+# library without one fails the script); the archives land in
 # <scratch>/plugins/Swift-DocC/outputs/<target>.doccarchive. The scratch
 # folder defaults to .build, so after Scripts/build.sh the libraries are
 # already compiled and only the symbol graphs and DocC itself run.
@@ -24,10 +25,15 @@ while [[ $# -gt 0 ]]; do
     shift
 done
 if [[ ${#targets[@]} -eq 0 ]]; then
-    # Every library target: those with a catalog of their own.
-    for catalog in Sources/*/*.docc; do
-        targets+=("$(basename "$(dirname "$catalog")")")
+    # Every library product's target, each of which must have a catalog.
+    missing=()
+    for target in $(sed -n 's/^ *\.library(name: "[^"]*", targets: \["\([^"]*\)"\]).*/\1/p' Package.swift); do
+        if [[ -d Sources/$target/$target.docc ]]; then targets+=("$target"); else missing+=("$target"); fi
     done
+    if [[ ${#missing[@]} -gt 0 ]]; then
+        echo "docs: FAILED: no catalog for ${missing[*]} (add Sources/<target>/<target>.docc)" >&2
+        exit 1
+    fi
 fi
 
 mkdir -p "$scratch"

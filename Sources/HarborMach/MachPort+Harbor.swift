@@ -79,8 +79,10 @@ extension Mach.Port where RightType == Mach.SendRight {
     }
 
     /// Queues `message` on the port (Mach: `mach_msg(MACH_SEND_MSG)`).
-    /// - Parameter timeout: how long to wait for room: `nil` as long as it
-    ///   takes, `.zero` tries once.
+    /// - Parameters:
+    ///   - message: the message, consumed; a failed send gives it back in the error.
+    ///   - timeout: how long to wait for room: `nil` as long as it
+    ///     takes, `.zero` tries once.
     /// - Throws: `PortError` (`.deadName`, `.queueFull`, `.timedOut`, …),
     ///   holding the message.
     public func send(_ message: consuming Message, timeout: Duration? = nil) throws(PortError) {
