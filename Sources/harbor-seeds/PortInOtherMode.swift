@@ -25,13 +25,19 @@ enum PortInOtherMode: Experiment {
             }
             subThread.start()
             // end snippet
-            usleep(100_000)
-            if !subThread.isFinished {
-                // [runLoop run] ends only when its mode empties: remove the port.
-                print("[\(mode)] after 100 ms the thread still runs its loop; removing the port")
+            if mode == .common {
+                // The article's thread runs forever. Wait until it sleeps in
+                // its loop, then end [runLoop run] the only way it ends: by
+                // emptying its mode.
+                var waited = 0
+                while !subThread.loop.isWaiting && waited < 10_000 {
+                    usleep(1_000)
+                    waited += 1
+                }
+                print("[\(mode)] the thread sleeps in its loop: \(subThread.loop.isWaiting); removing the port")
                 port.invalidate()
             }
-            subThread.join()
+            subThread.join()                                              // the UITrackingRunLoopMode thread ends by itself
             if subThread.loop.isTerminated { print("[\(mode)] subThread线程被释放了") }
         }
     }

@@ -46,10 +46,10 @@ extension PortingGuideTests {
                 "<NSThread: 0x60c000066a00>{number = 1, name = main}----开辟子线程",
                 "<MyThread: 0x604000065980>{number = 3, name = subThread}----开始执行子线程任务",
             ]
-            // The article's thread runs forever. The experiment checks it still
-            // runs after 100 ms, then removes the port, which ends [runLoop run].
+            // The article's thread runs forever. The experiment waits until it
+            // sleeps in its loop, then removes the port, which ends [runLoop run].
             #expect(lines(events, tagged: "[common]") == inCommonModes.map(darwinLine) + [
-                "after 100 ms the thread still runs its loop; removing the port",
+                "the thread sleeps in its loop: true; removing the port",
                 "subThread----执行子线程任务结束", "subThread线程被释放了",
             ])
         }
@@ -97,7 +97,11 @@ extension PortingGuideTests {
                     continue
                 }
                 #expect(fixed.first == toTracking && fixed[1..<back].filter { $0 == timer }.count >= 3, "\(tag) \(fixed)")
-                #expect(fixed[back...] == [toDefault, "worker ends"], "\(tag): no timer after the switch back: \(fixed)")
+                // A fire already due when the switch ran may still come in that
+                // pass (CF fires due timers after the pass's blocks); no more.
+                let after = fixed[(back + 1)...]
+                #expect(after.last == "worker ends" && after.filter { $0 == timer }.count <= 1,
+                        "\(tag): the timer went on after the switch back: \(fixed)")
             }
         }
 
@@ -114,7 +118,9 @@ extension PortingGuideTests {
             for run in runs.map(Array.init) {
                 #expect(run.first == "observer: entry" && run.last == "observer: exit", "\(run)")
                 let fires = run.indices.filter { run[$0] == "log: -[ViewController doFireTimer:]" }
-                #expect(fires.count >= 2, "\(run)")
+                // About five fires in 50 ms; a loaded machine may deschedule the
+                // thread past several ticks, which the timer skips (it never bursts).
+                #expect(fires.count >= 1, "\(run)")
                 // CF's order: the loop sleeps, wakes, then fires the timer.
                 for fire in fires {
                     #expect(run[..<fire].last { $0.hasPrefix("observer:") } == "observer: afterWaiting", "\(run)")

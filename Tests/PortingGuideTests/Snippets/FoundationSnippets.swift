@@ -11,7 +11,7 @@ extension Snippets {
         let timer = LoopTimer.scheduledTimer(withTimeInterval: 60, repeats: false) { _ in
             print("timer fired")
         }
-        let soon = Date(timeIntervalSinceNow: 0.01)
+        let soon = Date(timeIntervalSinceNow: 0.1)
         timer.fireDate = soon                                             // timer.fireDate = soon
         timer.tolerance = 0.001                                           // timer.tolerance = 0.001
         print("fireDate reads back: \(timer.fireDate == soon), timeInterval \(timer.timeInterval)")
