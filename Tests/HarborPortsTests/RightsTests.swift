@@ -18,13 +18,29 @@ import Testing
         }
     }
 
-    @Test func P01_copiesOfASendRightAreOneRight() {
-        let receive = ReceiveRight()
-        let send = receive.makeSendRight()
-        let copies = Array(repeating: send, count: 10)
-        #expect(receive.status.sendRights == 1, "copying a SendRight value does not make new rights")
-        #expect(copies.count == 10)
-        #expect(Set(copies).count == 1)
+    /// Copies share one right: the port counts one, each copy sends to it,
+    /// and the right dies only with the last copy (no-senders fires then,
+    /// once, and not while any copy lives).
+    @Test func P01_copiesOfASendRightAreOneRight() throws {
+        try expectNoDescriptorLeak {
+            let receive = ReceiveRight()
+            let notify = ReceiveRight()
+            receive.requestNoSendersNotification(to: notify.makeSendOnceRight())
+            var copies = Array(repeating: receive.makeSendRight(), count: 10)
+            #expect(receive.status.sendRights == 1, "copying a SendRight value does not make new rights")
+            #expect(receive.status.madeSendRights == 1, "a copy is not a make-send")
+            for (index, copy) in copies.enumerated() {
+                try copy.send(Message(id: Int32(index)), timeout: .zero)
+                #expect(try receive.receive(timeout: .zero).id == Int32(index), "every copy sends to the one port")
+            }
+            copies.removeLast(9)
+            #expect(receive.status.sendRights == 1, "dropping copies while one lives releases nothing")
+            #expect(notify.status.queuedMessages == 0, "no-senders while a copy lives")
+            copies.removeAll()
+            #expect(receive.status.sendRights == 0, "the last copy's death releases the right")
+            #expect(try notify.receive(timeout: .zero).notification == .noSenders(port: receive.name))
+            #expect(notify.status.queuedMessages == 0, "one right, one no-senders")
+        }
     }
 
     @Test func P01_sendOnceRightCarriesExactlyOneMessage() throws {

@@ -8,56 +8,62 @@ import Testing
 
 @Suite struct SharedSlotsTests {
     @Test func P07_slotsAreTakenUpToTheLimitAndGivenBack() throws {
-        let receiver = try SharedSlots(free: 3)
-        let sender = try SharedSlots(adopting: receiver.descriptor)
-        #expect(sender.tryAcquire())
-        #expect(sender.tryAcquire())
-        #expect(sender.tryAcquire())
-        #expect(!sender.tryAcquire(), "a fourth slot of three")
-        #expect(receiver.free == 0)
-        receiver.release()
-        // The sender's remembered count said full: it must look again.
-        #expect(sender.tryAcquire(), "the slot given back is seen")
-        #expect(!sender.tryAcquire())
+        try expectNoDescriptorLeak { () throws in
+            let receiver = try SharedSlots(free: 3)
+            let sender = try SharedSlots(adopting: receiver.descriptor)
+            #expect(sender.tryAcquire())
+            #expect(sender.tryAcquire())
+            #expect(sender.tryAcquire())
+            #expect(!sender.tryAcquire(), "a fourth slot of three")
+            #expect(receiver.free == 0)
+            receiver.release()
+            // The sender's remembered count said full: it must look again.
+            #expect(sender.tryAcquire(), "the slot given back is seen")
+            #expect(!sender.tryAcquire())
+        }
     }
 
     @Test func P07_aLoweredLimitHoldsForASenderThatSawRoomBefore() throws {
-        let receiver = try SharedSlots(free: 4)
-        let sender = try SharedSlots(adopting: receiver.descriptor)
-        #expect(sender.tryAcquire())  // the sender now remembers room for 3 more
-        receiver.release(-3)  // the limit drops from 4 to 1, and one slot is in use
-        #expect(receiver.free == 0)
-        #expect(!sender.tryAcquire(), "room the sender saw before the limit dropped is gone")
-        receiver.release()
-        #expect(sender.tryAcquire())
-        #expect(!sender.tryAcquire())
+        try expectNoDescriptorLeak { () throws in
+            let receiver = try SharedSlots(free: 4)
+            let sender = try SharedSlots(adopting: receiver.descriptor)
+            #expect(sender.tryAcquire())  // the sender now remembers room for 3 more
+            receiver.release(-3)  // the limit drops from 4 to 1, and one slot is in use
+            #expect(receiver.free == 0)
+            #expect(!sender.tryAcquire(), "room the sender saw before the limit dropped is gone")
+            receiver.release()
+            #expect(sender.tryAcquire())
+            #expect(!sender.tryAcquire())
+        }
     }
 
     @Test func P07_concurrentSendersNeverHoldMoreThanTheLimit() throws {
-        let limit = 3
-        let receiver = try SharedSlots(free: limit)
-        let held = Atomic<Int>(0)
-        let overLimit = Atomic<Int>(0)
-        let acquired = Atomic<Int>(0)
-        let senders = try (0..<4).map { _ in try SharedSlots(adopting: receiver.descriptor) }
-        let threads = senders.map { slots in
-            TestThread { () -> Bool in
-                for _ in 0..<20_000 {
-                    guard slots.tryAcquire() else { continue }
-                    acquired.add(1, ordering: .relaxed)
-                    if held.add(1, ordering: .sequentiallyConsistent).newValue > limit {
-                        overLimit.add(1, ordering: .relaxed)
+        try expectNoDescriptorLeak { () throws in
+            let limit = 3
+            let receiver = try SharedSlots(free: limit)
+            let held = Atomic<Int>(0)
+            let overLimit = Atomic<Int>(0)
+            let acquired = Atomic<Int>(0)
+            let senders = try (0..<4).map { _ in try SharedSlots(adopting: receiver.descriptor) }
+            let threads = senders.map { slots in
+                TestThread { () -> Bool in
+                    for _ in 0..<20_000 {
+                        guard slots.tryAcquire() else { continue }
+                        acquired.add(1, ordering: .relaxed)
+                        if held.add(1, ordering: .sequentiallyConsistent).newValue > limit {
+                            overLimit.add(1, ordering: .relaxed)
+                        }
+                        held.subtract(1, ordering: .sequentiallyConsistent)
+                        receiver.release()
                     }
-                    held.subtract(1, ordering: .sequentiallyConsistent)
-                    receiver.release()
+                    return true
                 }
-                return true
             }
+            for thread in threads { #expect(thread.join()) }
+            #expect(overLimit.load(ordering: .relaxed) == 0, "more slots held at once than the limit")
+            #expect(acquired.load(ordering: .relaxed) > 0)
+            #expect(receiver.free == Int32(limit), "every slot taken was given back")
         }
-        for thread in threads { #expect(thread.join()) }
-        #expect(overLimit.load(ordering: .relaxed) == 0, "more slots held at once than the limit")
-        #expect(acquired.load(ordering: .relaxed) > 0)
-        #expect(receiver.free == Int32(limit), "every slot taken was given back")
     }
     /// Writes the counter's words as a hostile sender with its own mapping would.
     private func scribble(_ slots: SharedSlots, _ write: (UnsafeMutablePointer<Int32>) -> Void) throws {
@@ -67,59 +73,67 @@ import Testing
     }
 
     @Test func P12_aCounterWrittenFullIsRepairedFromTheReceiversCount() throws {
-        let receiver = try SharedSlots(free: 3)
-        let sender = try SharedSlots(adopting: receiver.descriptor)
-        try scribble(receiver) { words in
-            words[16] = Int32.max / 2  // slots taken
-            words[17] = 0              // the senders' copy of "given back"
+        try expectNoDescriptorLeak { () throws in
+            let receiver = try SharedSlots(free: 3)
+            let sender = try SharedSlots(adopting: receiver.descriptor)
+            try scribble(receiver) { words in
+                words[16] = Int32.max / 2  // slots taken
+                words[17] = 0              // the senders' copy of "given back"
+            }
+            #expect(!sender.tryAcquire(), "written full, the counter stops honest senders")
+            receiver.counter.repair(free: 3)
+            #expect(receiver.free == 3)
+            #expect(sender.tryAcquire())
+            #expect(sender.tryAcquire())
+            #expect(sender.tryAcquire())
+            #expect(!sender.tryAcquire(), "repaired to the receiver's count, not beyond")
         }
-        #expect(!sender.tryAcquire(), "written full, the counter stops honest senders")
-        receiver.counter.repair(free: 3)
-        #expect(receiver.free == 3)
-        #expect(sender.tryAcquire())
-        #expect(sender.tryAcquire())
-        #expect(sender.tryAcquire())
-        #expect(!sender.tryAcquire(), "repaired to the receiver's count, not beyond")
     }
 
     @Test func P12_clampingLowersTheCountAndNeverRaisesIt() throws {
-        let receiver = try SharedSlots(free: 2)
-        let sender = try SharedSlots(adopting: receiver.descriptor)
-        #expect(!receiver.counter.clamp(atMost: 5), "room the receiver does not see is not made")
-        #expect(receiver.free == 2)
-        try scribble(receiver) { words in words[32] = 1000 }  // "given back" written up: room that is not there
-        #expect(receiver.counter.clamp(atMost: 2))
-        #expect(receiver.free == 2)
-        #expect(sender.tryAcquire())
-        #expect(sender.tryAcquire())
-        #expect(!sender.tryAcquire())
-        #expect(receiver.counter.clamp(atMost: -3), "a queue past its limit shows less than no room")
-        #expect(receiver.free == -3)
+        try expectNoDescriptorLeak { () throws in
+            let receiver = try SharedSlots(free: 2)
+            let sender = try SharedSlots(adopting: receiver.descriptor)
+            #expect(!receiver.counter.clamp(atMost: 5), "room the receiver does not see is not made")
+            #expect(receiver.free == 2)
+            try scribble(receiver) { words in words[32] = 1000 }  // "given back" written up: room that is not there
+            #expect(receiver.counter.clamp(atMost: 2))
+            #expect(receiver.free == 2)
+            #expect(sender.tryAcquire())
+            #expect(sender.tryAcquire())
+            #expect(!sender.tryAcquire())
+            #expect(receiver.counter.clamp(atMost: -3), "a queue past its limit shows less than no room")
+            #expect(receiver.free == -3)
+        }
     }
 
     @Test func P12_aCounterWhosePageWasOverwrittenIsStillAdoptedAndRepaired() throws {
-        let receiver = try SharedSlots(free: 2)
-        try scribble(receiver) { words in words.withMemoryRebound(to: UInt8.self, capacity: SharedSlots.size) {
-            $0.initialize(repeating: 0xFF, count: SharedSlots.size)
-        } }
-        let newcomer = try SharedSlots(adopting: receiver.descriptor)
-        receiver.counter.repair(free: 2)
-        var magic: Int32 = 0
-        try scribble(receiver) { words in magic = words[0] }
-        #expect(magic == 0x4842_5332, "the receiver writes its layout's magic back")
-        #expect(newcomer.tryAcquire())
-        #expect(newcomer.tryAcquire())
-        #expect(!newcomer.tryAcquire())
+        try expectNoDescriptorLeak { () throws in
+            let receiver = try SharedSlots(free: 2)
+            try scribble(receiver) { words in words.withMemoryRebound(to: UInt8.self, capacity: SharedSlots.size) {
+                $0.initialize(repeating: 0xFF, count: SharedSlots.size)
+            } }
+            let newcomer = try SharedSlots(adopting: receiver.descriptor)
+            receiver.counter.repair(free: 2)
+            var magic: Int32 = 0
+            try scribble(receiver) { words in magic = words[0] }
+            #expect(magic == 0x4842_5332, "the receiver writes its layout's magic back")
+            #expect(newcomer.tryAcquire())
+            #expect(newcomer.tryAcquire())
+            #expect(!newcomer.tryAcquire())
+        }
     }
 
     @Test func P12_theReceiverLooksForWaitersByItsOwnCount() throws {
-        let receiver = try SharedSlots(free: 1)
-        try scribble(receiver) { words in words[48] = -50 }  // the senders' announcement, written down
-        receiver.setRegisteredWaiters(2)
-        #expect(receiver.counter.waiters == 2, "registered waiters are woken whatever the shared word says")
-        receiver.setRegisteredWaiters(0)
-        #expect(receiver.counter.waiters == 0)
-        try scribble(receiver) { words in words[48] = 7 }
-        #expect(receiver.counter.waiters == 7, "announced ones make the receiver look at its sockets")
+        try expectNoDescriptorLeak { () throws in
+            let receiver = try SharedSlots(free: 1)
+            try scribble(receiver) { words in words[48] = -50 }  // the senders' announcement, written down
+            receiver.setRegisteredWaiters(2)
+            #expect(receiver.counter.waiters == 2, "registered waiters are woken whatever the shared word says")
+            receiver.setRegisteredWaiters(0)
+            #expect(receiver.counter.waiters == 0)
+            try scribble(receiver) { words in words[48] = 7 }
+            #expect(receiver.counter.waiters == 7, "announced ones make the receiver look at its sockets")
+        }
     }
 }

@@ -34,6 +34,10 @@ extension RunLoopTests {
             }
         }
 
+        /// A descriptor that is always readable gets one call per pass (it is
+        /// level-triggered: each wait reports it once), so the timer and the
+        /// other descriptor are served in the passes right after they become
+        /// ready, not after the hot one is done (it never is).
         @Test func RL20_aBusyDescriptorDoesNotStarveAnother() {
             expectNoDescriptorLeak {
                 onFreshThread {
@@ -42,18 +46,37 @@ extension RunLoopTests {
                     let hot = eventfd(1, charbor_EFD_CLOEXEC)
                     let pipe = TestPipe()
                     let hotCalls = Atomic(0)
+                    let passes = Atomic(0)
+                    let hotCallsAtWrite = Atomic(-1)
+                    let hotCallsAtQuiet = Atomic(-1)
                     let busy = try! DescriptorSource(descriptor: hot, events: .readable) { _ in hotCalls.add(1, ordering: .relaxed) }
                     let quiet = try! DescriptorSource(descriptor: pipe.read, events: .readable) { _ in
+                        hotCallsAtQuiet.store(hotCalls.load(ordering: .relaxed), ordering: .relaxed)
                         _ = pipe.receive()
                         Loop.current.stop()
                     }
                     loop.add(busy, forMode: .default)
                     loop.add(quiet, forMode: .default)
+                    loop.add(LoopObserver(activities: .beforeTimers) { _ in passes.add(1, ordering: .relaxed) }, forMode: .default)
                     // Let the busy one spin a little, then make the quiet one ready.
-                    loop.add(LoopTimer(after: .milliseconds(20)) { _ in pipe.send("x") }, forMode: .default)
+                    loop.add(LoopTimer(after: .milliseconds(20)) { _ in
+                        hotCallsAtWrite.store(hotCalls.load(ordering: .relaxed), ordering: .relaxed)
+                        pipe.send("x")
+                    }, forMode: .default)
+                    // The timer fires and the quiet source is served although
+                    // the hot descriptor is ready in every pass.
                     #expect(loop.run(mode: .default, timeout: .seconds(10), returnAfterSourceHandled: false) == .stopped)
-                    // The hot descriptor got one call per pass, not a monopoly.
-                    #expect(hotCalls.load(ordering: .relaxed) > 0)
+                    let calls = hotCalls.load(ordering: .relaxed)
+                    let atWrite = hotCallsAtWrite.load(ordering: .relaxed)
+                    let atQuiet = hotCallsAtQuiet.load(ordering: .relaxed)
+                    // The hot descriptor was served pass after pass while the timer was pending…
+                    #expect(atWrite >= 1, "the hot descriptor was not served before the timer fired")
+                    // …once per pass, never a burst of calls in one pass…
+                    #expect(calls <= passes.load(ordering: .relaxed), "\(calls) hot calls in \(passes.load(ordering: .relaxed)) passes")
+                    // …and the quiet one was served at most two hot calls after it
+                    // became ready: the rest of the timer's pass and the next one.
+                    #expect(atQuiet >= atWrite && atQuiet - atWrite <= 2,
+                            "the quiet descriptor waited for \(atQuiet - atWrite) hot calls after it became ready")
                     busy.invalidate()
                     quiet.invalidate()
                     close(hot)

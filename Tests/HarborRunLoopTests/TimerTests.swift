@@ -1,5 +1,6 @@
 // Harbor — timers: never early, on the grid, skipped ticks, tolerance, one-shot, modes.
 @testable import HarborRunLoop
+import HarborPorts
 import HarborTestSupport
 import Testing
 
@@ -10,13 +11,17 @@ extension RunLoopTests {
                 let loop = Loop.current
                 let start = ContinuousClock.now
                 let early = EventLog()
+                let fired = EventLog()
                 for delay in [3, 7, 12, 20] {
                     loop.add(LoopTimer(after: .milliseconds(delay)) { _ in
                         if milliseconds(since: start) < Double(delay) { early.append("early \(delay)") }
+                        fired.append("\(delay)")
                     }, forMode: .default)
                 }
                 loop.run()
                 #expect(early.all.isEmpty)
+                // Not early because not at all would prove nothing: each fired, in date order.
+                #expect(fired.all == ["3", "7", "12", "20"])
             }
         }
 
@@ -149,8 +154,12 @@ extension RunLoopTests {
         @Test func RL07_firingATimerIsNotHandlingASource() {
             onFreshThread {
                 let loop = Loop.current
-                loop.add(LoopTimer(after: .milliseconds(1), repeating: .milliseconds(2)) { _ in }, forMode: .default)
+                let fires = EventLog()
+                loop.add(LoopTimer(after: .milliseconds(1), repeating: .milliseconds(2)) { _ in fires.append("fired") },
+                         forMode: .default)
                 #expect(loop.run(mode: .default, timeout: .milliseconds(20), returnAfterSourceHandled: true) == .timedOut)
+                // The run went on past fires of the timer: they did not end it.
+                #expect(fires.all.count >= 1)
             }
         }
     }
