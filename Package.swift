@@ -197,7 +197,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborMachTests",
-            dependencies: ["HarborMach", "HarborPorts", "HarborTestSupport"],
+            dependencies: ["HarborMach", "HarborPorts", "HarborTestSupport", "harbor-peer"],
             swiftSettings: strict
         ),
         .testTarget(
