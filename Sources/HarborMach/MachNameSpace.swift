@@ -7,7 +7,6 @@
 // port locks are only ever taken after it is released, so HarborPorts (which
 // never calls back into HarborMach) cannot deadlock with it.
 import HarborPorts
-import Synchronization
 
 extension ReceiveBox {
     /// A new Harbor send right, or nil once the right was taken out.
@@ -42,7 +41,7 @@ extension NameEntry {
 /// The name space: every `mach_port_*` call and every `Mach.Port` goes
 /// through here.
 enum MachNameSpace {
-    private static let state = Mutex(NameSpaceState())
+    private static let state = HarborLock(NameSpaceState())
 
     /// A copy of what the name holds now.
     static func entry(_ name: mach_port_name_t) -> NameEntry? {

@@ -52,7 +52,7 @@ func runLoopDemo() throws {
 
 /// Lines recorded from any thread, printed later in order.
 final class DemoLog: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = HarborLock<[String]>([])
     @Sendable func record(_ line: String) { entries.withLock { $0.append(line) } }
     var lines: [String] { entries.withLock { $0 } }
 }

@@ -42,7 +42,7 @@ enum CommonModeTimer: Experiment {
 
 /// Passes each distinct line on only the first time it happens.
 final class FirstTime: Sendable {
-    private let seen = Mutex<Set<String>>([])
+    private let seen = HarborLock<Set<String>>([])
     private let print: @Sendable (String) -> Void
     init(_ print: @escaping @Sendable (String) -> Void) { self.print = print }
     func callAsFunction(_ line: String) {

@@ -1,7 +1,6 @@
 // Harbor — what every seed experiment provides, and small helpers they share.
 import Glibc
 import Harbor
-import Synchronization
 
 /// One experiment from a seed article. It only runs and tells what
 /// happened: what the article says should happen lives in the tests
@@ -20,7 +19,7 @@ protocol Experiment {
 
 /// An ordered log written from any thread.
 final class Log: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = HarborLock<[String]>([])
     func callAsFunction(_ line: String) { lines.withLock { $0.append(line) } }
     var all: [String] { lines.withLock { $0 } }
 }

@@ -25,14 +25,14 @@ enum ModeSwitching: Experiment {
 
     static func trial(_ variant: Variant, print: @escaping @Sendable (String) -> Void) {
         let tag = "[\(variant.rawValue)]"
-        let fires = Mutex(0)
+        let fires = HarborLock(0)
         let threeFires = DispatchSemaphore(value: 0)
         let sixFires = DispatchSemaphore(value: 0)
         let switchedBack = DispatchSemaphore(value: 0)
         // snippet: seed-mode-switching
         let tracking: LoopMode = "UITrackingRunLoopMode"
-        let runLoopMode = Mutex<LoopMode>(.default)                       // @property NSRunLoopMode runLoopMode
-        let isNeedRunLoopStop = Mutex(false)                              // @property BOOL isNeedRunLoopStop
+        let runLoopMode = HarborLock<LoopMode>(.default)                       // @property NSRunLoopMode runLoopMode
+        let isNeedRunLoopStop = HarborLock(false)                              // @property BOOL isNeedRunLoopStop
         let subThread = LoopThread(name: "subThread") {                   // subThreadTodo
             let runLoop = Loop.current
             guard let port = try? PortSource(ReceiveRight(), { _ in }) else { return }

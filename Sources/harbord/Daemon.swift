@@ -1,11 +1,11 @@
 // Harbor — harbord as a ServiceLifecycle service: the loop thread, sd_notify, graceful stop.
 import Glibc
 import HarborBootstrap
+import HarborPorts
 import HarborRunLoop
 import HarborSystemd
 import Logging
 import ServiceLifecycle
-import Synchronization
 import UnixSignals
 
 /// Runs the name server on its own run-loop thread until graceful shutdown.
@@ -24,7 +24,7 @@ struct Daemon: Service {
         let notifier = ServiceNotifier()
         let worker = RunLoopThread(name: "harbord")
         let logger = self.logger
-        let lastStatus = Mutex<String>("")
+        let lastStatus = HarborLock<String>("")
         server.onChange = { summary in
             let text = summary.description
             let changed = lastStatus.withLock { last in
@@ -34,7 +34,7 @@ struct Daemon: Service {
             if changed { _ = try? notifier.status(text) }
         }
         let server = self.server
-        let startError = Mutex<String?>(nil)
+        let startError = HarborLock<String?>(nil)
         try? worker.performAndWait {
             do {
                 try server.start(on: worker.loop)
@@ -51,7 +51,7 @@ struct Daemon: Service {
             worker.stop()
             throw StartupError(problem)
         }
-        let summary = Mutex<String>("")
+        let summary = HarborLock<String>("")
         try? worker.performAndWait { summary.withLock { $0 = server.summary.description } }
         _ = try? notifier.ready(status: summary.withLock { $0 })
         logger.info("ready (\(summary.withLock { $0 }))")

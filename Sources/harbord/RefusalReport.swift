@@ -27,7 +27,7 @@ enum RefusalReport {
     /// A timer on `loop` that checks the counts once a second (with a
     /// generous tolerance: it must not keep an idle daemon awake).
     static func start(on loop: Loop, logger: Logger) -> LoopTimer {
-        let logged = Mutex(0)
+        let logged = HarborLock(0)
         let timer = LoopTimer(after: .seconds(1), repeating: .seconds(1), tolerance: .milliseconds(500),
                               label: "refusal-report") { _ in
             let total = WireRejections.total

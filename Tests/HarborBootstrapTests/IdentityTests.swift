@@ -2,7 +2,6 @@
 import Glibc
 import Harbor
 import HarborTestSupport
-import Synchronization
 import Testing
 @testable import HarborBootstrap
 
@@ -141,7 +140,7 @@ extension InProcessServer {
 
 /// Carries one message to another thread.
 final class MessageBox: Sendable {
-    private let message: Mutex<Message?>
-    init(_ message: consuming Message) { self.message = Mutex(.some(message)) }
+    private let message: HarborLock<Message?>
+    init(_ message: consuming Message) { self.message = HarborLock(.some(message)) }
     func take() -> Message? { message.withLock { $0.take() } }
 }

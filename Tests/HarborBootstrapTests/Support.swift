@@ -4,7 +4,6 @@ import Glibc
 import HarborBootstrap
 import HarborRunLoop
 import HarborTestSupport
-import Synchronization
 import Testing
 
 /// Every bootstrap suite nests in here, so they run one at a time and the

@@ -100,7 +100,7 @@ func pump(_ port: borrowing ReceiveRight, times: Int) throws {
 final class BackgroundReceiver: Sendable {
     private final class Shared: Sendable {
         let stop = Atomic<Bool>(false)
-        let received = Mutex<[Message.Summary]>([])
+        let received = HarborLock<[Message.Summary]>([])
     }
 
     private let shared = Shared()

@@ -7,7 +7,6 @@
 import Glibc
 import Harbor
 import HarborTestSupport
-import Synchronization
 import Testing
 @testable import HarborPorts
 

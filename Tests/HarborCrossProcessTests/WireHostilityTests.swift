@@ -4,7 +4,6 @@
 import CHarborLinux
 import Glibc
 import HarborTestSupport
-import Synchronization
 import Testing
 @testable import HarborPorts
 

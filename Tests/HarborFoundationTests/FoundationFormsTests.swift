@@ -1,6 +1,7 @@
 // HarborFoundation — NSRunLoop and NSTimer code, ported by renaming, behaves as on Darwin.
 import Foundation
 import HarborFoundation
+import HarborPorts
 import HarborRunLoop
 import HarborTestSupport
 import Synchronization
@@ -54,7 +55,7 @@ import Testing
             loop.add(timer, forMode: .default)
             log.append("timer: \(loop.limitDate(forMode: .default) == date)")
             // A due timer fires in limitDate's poll.
-            let fired = Mutex(false)
+            let fired = HarborLock(false)
             loop.add(LoopTimer(fire: .distantPast, interval: 0, repeats: false) { _ in fired.withLock { $0 = true } },
                      forMode: .default)
             _ = loop.limitDate(forMode: .default)
@@ -72,7 +73,7 @@ import Testing
             let loop = Loop.current
             // timerWithTimeInterval: the first fire is one interval away.
             let start = Date()
-            let fireTimes = Mutex<[Date]>([])
+            let fireTimes = HarborLock<[Date]>([])
             let ticker = LoopTimer(timeInterval: 0.01, repeats: true) { timer in
                 let count = fireTimes.withLock { $0.append(Date()); return $0.count }
                 if count == 3 { timer.invalidate() }
@@ -93,7 +94,7 @@ import Testing
             log.append("read back \(oneShot.fireDate == target)")
             log.append("one-shot interval \(oneShot.timeInterval)")
             // fire(): the handler now; a one-shot timer is then invalid.
-            let fired = Mutex(0)
+            let fired = HarborLock(0)
             let manual = LoopTimer(timeInterval: 60, repeats: false) { _ in fired.withLock { $0 += 1 } }
             manual.fire()
             manual.fire()
@@ -108,7 +109,7 @@ import Testing
         let dates = onFreshThread { () -> [TimeInterval] in
             let loop = Loop.current
             let first = Date(timeIntervalSinceNow: 0.02)
-            let offsets = Mutex<[TimeInterval]>([])
+            let offsets = HarborLock<[TimeInterval]>([])
             let timer = LoopTimer(fire: first, interval: 0.01, repeats: true) { timer in
                 // Each fire date read inside the callout is already the next grid point.
                 let count = offsets.withLock { $0.append(timer.fireDate.timeIntervalSince(first)); return $0.count }
@@ -129,7 +130,7 @@ import Testing
 
     @Test func RL07_scheduledTimerGoesToTheCurrentLoopsDefaultMode() {
         let log = onFreshThread { () -> [String] in
-            let log = Mutex<[String]>([])
+            let log = HarborLock<[String]>([])
             let timer = LoopTimer.scheduledTimer(withTimeInterval: 0.005, repeats: false) { _ in
                 log.withLock { $0.append("fired in \(Loop.current.currentMode?.name ?? "none")") }
             }
@@ -142,7 +143,7 @@ import Testing
 
     @Test func RL11_performAfterATimeInterval_andItsCancellation() {
         let log = onFreshThread { () -> [String] in
-            let log = Mutex<[String]>([])
+            let log = HarborLock<[String]>([])
             let loop = Loop.current
             let start = Date()
             loop.perform(after: 0.02) { log.withLock { $0.append("late enough \(Date().timeIntervalSince(start) >= 0.0199)") } }

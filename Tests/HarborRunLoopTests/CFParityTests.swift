@@ -93,8 +93,8 @@ extension RunLoopTests {
         @Test func RL10_aNonRepeatingObserverIsValidInsideItsCallout_andInvalidAfter() {
             let seen = onFreshThread { () -> [Bool] in
                 let loop = Loop.current
-                let seen = Mutex<[Bool]>([])
-                let box = Mutex<LoopObserver?>(nil)
+                let seen = HarborLock<[Bool]>([])
+                let box = HarborLock<LoopObserver?>(nil)
                 let observer = LoopObserver(activities: .beforeTimers, repeats: false) { _ in
                     let me = box.withLock { $0 }
                     seen.withLock { $0.append(me?.isValid ?? false) }
@@ -119,7 +119,7 @@ extension RunLoopTests {
         @Test func RL07_aPassFiresTheTimersDueWhenItBegan_notOnesReArmedDuringIt() {
             let (perPass, order) = onFreshThread { () -> ([Int], [Int]) in
                 let loop = Loop.current
-                let fires = Mutex(0)
+                let fires = HarborLock(0)
                 let rearming = LoopTimer(after: .zero, repeating: .seconds(60)) { timer in
                     fires.withLock { $0 += 1 }
                     timer.setFireDate(after: .zero)
@@ -134,7 +134,7 @@ extension RunLoopTests {
                 }
                 rearming.invalidate()
                 // More due timers than one batch of the loop takes: all fire, in date order.
-                let order = Mutex<[Int]>([])
+                let order = HarborLock<[Int]>([])
                 let base = MonotonicInstant.now.nanoseconds
                 for index in (0..<200).reversed() {
                     let timer = LoopTimer(fire: base + Int64(index) * 1000, anchor: nil, interval: nil, tolerance: .zero,
@@ -155,7 +155,7 @@ extension RunLoopTests {
             let log = onFreshThread { () -> [String] in
                 let loop = Loop.current
                 let log = EventLog()
-                let depth = Mutex(0)
+                let depth = HarborLock(0)
                 loop.add(LoopObserver(activities: .beforeTimers) { _ in
                     let level = depth.withLock { $0 += 1; return $0 }
                     log.append("observer at depth \(level)")

@@ -3,7 +3,6 @@ import Glibc
 import HarborPorts
 @testable import HarborRunLoop
 import HarborTestSupport
-import Synchronization
 import Testing
 
 /// An actor whose isolated code runs on a Harbor loop's thread.

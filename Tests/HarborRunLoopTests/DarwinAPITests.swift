@@ -40,7 +40,7 @@ extension RunLoopTests {
                 let log = EventLog()
                 let start = ContinuousClock.now + .milliseconds(20)
                 let interval = Duration.milliseconds(10)
-                let fires = Mutex<[ContinuousClock.Instant]>([])
+                let fires = HarborLock<[ContinuousClock.Instant]>([])
                 let timer = LoopTimer(at: start, repeating: interval) { timer in
                     let now = ContinuousClock.now
                     fires.withLock { $0.append(now) }
@@ -74,7 +74,7 @@ extension RunLoopTests {
         @Test func RL07_movingAnAbsoluteDateFromAnotherThreadReArmsTheSleepingLoop() {
             let worker = RunLoopThread(name: "rl07-move")
             let fired = Gate()
-            let when = Mutex<ContinuousClock.Instant?>(nil)
+            let when = HarborLock<ContinuousClock.Instant?>(nil)
             let timer = LoopTimer(at: .now + .seconds(60)) { _ in
                 when.withLock { $0 = .now }
                 fired.open()
@@ -170,7 +170,7 @@ extension RunLoopTests {
                 Loop.current.runUntilStopped()
             }
             let started = Background { thread.start() }
-            let ranOn = Mutex<Loop?>(nil)
+            let ranOn = HarborLock<Loop?>(nil)
             try thread.performAndWait { ranOn.withLock { $0 = Loop.current } }
             #expect(ranOn.withLock { $0 } === thread.loop)
             ready.wait()

@@ -99,7 +99,7 @@ extension RunLoopTests {
             expectNoDescriptorLeak {
                 onFreshThread {
                     let loop = Loop.current
-                    let exits = Mutex<[ProcessExit.Status]>([])
+                    let exits = HarborLock<[ProcessExit.Status]>([])
                     guard let quick = spawnChild(["/bin/sh", "-c", "exit 7"]),
                           let sleeper = spawnChild(["/bin/sleep", "30"])
                     else {

@@ -1,8 +1,8 @@
 // Harbor — helpers for the run-loop tests: fresh threads, event logs, gates.
 import Glibc
+import HarborPorts
 import HarborRunLoop
 import HarborTestSupport
-import Synchronization
 import Testing
 
 /// Every run-loop suite nests in here, so they run one at a time and the
@@ -11,7 +11,7 @@ import Testing
 
 /// An ordered log of what happened, written from any thread.
 final class EventLog: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = HarborLock<[String]>([])
     func append(_ entry: String) { entries.withLock { $0.append(entry) } }
     var all: [String] { entries.withLock { $0 } }
     func count(of entry: String) -> Int { all.filter { $0 == entry }.count }

@@ -1,8 +1,8 @@
 // Harbor — helpers for the systemd tests: fresh threads, a NOTIFY_SOCKET harness, child processes.
 import CHarborLinux
 import Glibc
+import HarborPorts
 import HarborTestSupport
-import Synchronization
 import Testing
 
 /// Every systemd suite nests in here, so they run one at a time and the
@@ -12,7 +12,7 @@ import Testing
 /// An ordered log of (milliseconds since start, event), written from any thread.
 final class TimedLog: Sendable {
     private let start = ContinuousClock.now
-    private let entries = Mutex<[Entry]>([])
+    private let entries = HarborLock<[Entry]>([])
     struct Entry: Sendable {
         var ms: Double
         var event: String

@@ -10,9 +10,11 @@ public func builtExecutable(_ name: String) -> String {
     return exe.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") + "/" + name
 }
 
-/// PATH and HOME of this process, for children.
+/// PATH and HOME of this process, for children, and the sanitizers' options
+/// when set (Scripts/sanitizers.sh), so a child built with a sanitizer writes
+/// its reports where the script looks for them.
 public func baseEnvironment() -> [String] {
-    ["PATH", "HOME"].compactMap { name -> String? in
+    ["PATH", "HOME", "TSAN_OPTIONS", "ASAN_OPTIONS", "LSAN_OPTIONS"].compactMap { name -> String? in
         guard let value = getenv(name) else { return nil }
         return "\(name)=\(String(cString: value))"
     }

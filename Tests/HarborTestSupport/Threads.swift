@@ -1,7 +1,7 @@
 // Harbor — test support: running work on another thread and waiting for it.
 import Dispatch
 import Glibc
-import Synchronization
+import HarborPorts
 
 /// Runs `body` on a new POSIX thread; `join()` waits for the thread to exit
 /// and returns the body's result.
@@ -15,7 +15,7 @@ public final class TestThread<Result: Sendable>: ThreadEntry, @unchecked Sendabl
     private var body: (@Sendable () -> Result)?
     private var result: Result?
     private let done = DispatchSemaphore(value: 0)
-    private let joined = Mutex(false)
+    private let joined = HarborLock(false)
     private var thread = pthread_t()
 
     public init(_ body: @escaping @Sendable () -> Result) {
@@ -63,7 +63,7 @@ public class ThreadEntry: @unchecked Sendable {
 
 /// A thread-safe log of events, for asserting the order things happened in.
 public final class EventLog: Sendable {
-    private let entries = Mutex<[String]>([])
+    private let entries = HarborLock<[String]>([])
     public init() {}
     public func record(_ entry: String) { entries.withLock { $0.append(entry) } }
     public var all: [String] { entries.withLock { $0 } }

@@ -1,6 +1,6 @@
 // Harbor — what the porting-guide tests share: a recorder for a snippet's `print`, and a fresh thread per snippet.
+import HarborPorts
 import HarborTestSupport
-import Synchronization
 import Testing
 
 /// Every suite of this target nests in here, so they run one at a time and
@@ -9,7 +9,7 @@ import Testing
 
 /// What a snippet printed, in order, from any thread.
 final class Printed: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = HarborLock<[String]>([])
     /// The `print` handed to a snippet.
     var print: @Sendable (String) -> Void { { line in self.lines.withLock { $0.append(line) } } }
     var all: [String] { lines.withLock { $0 } }

@@ -41,8 +41,8 @@ public final class BootstrapClient: Sendable {
     private let link: BootstrapLink
     /// The reply port, replaced after a timeout so a late reply cannot
     /// answer the next request.
-    private let replies: Mutex<ReceiveRight>
-    private let session = Mutex<BootstrapSession?>(nil)
+    private let replies: HarborLock<ReceiveRight>
+    private let session = HarborLock<BootstrapSession?>(nil)
 
     /// Connects to the name server at `socketPath` (default:
     /// ``BootstrapAddress/clientPath``) and takes its bootstrap right.
@@ -52,7 +52,7 @@ public final class BootstrapClient: Sendable {
     public init(socketPath: String? = nil, timeout: Duration = .seconds(5)) throws(BootstrapError) {
         self.timeout = timeout
         link = try BootstrapLink(socketPath: socketPath ?? BootstrapAddress.clientPath, timeout: timeout)
-        replies = Mutex(ReceiveRight())
+        replies = HarborLock(ReceiveRight())
     }
 
     /// Uses an existing send right to a bootstrap port (one passed in a
@@ -61,7 +61,7 @@ public final class BootstrapClient: Sendable {
     public init(bootstrapPort: SendRight, timeout: Duration = .seconds(5)) {
         self.timeout = timeout
         link = BootstrapLink(right: bootstrapPort, serverPID: getpid(), timeout: timeout)
-        replies = Mutex(ReceiveRight())
+        replies = HarborLock(ReceiveRight())
     }
 
     deinit { session.withLock { $0 }?.clientLeft() }

@@ -1,7 +1,6 @@
 // Harbor — a client's link to the name server: its bootstrap right, who serves it, connecting again.
 import Glibc
 import HarborPorts
-import Synchronization
 
 /// The bootstrap right a process uses now, shared by its `BootstrapClient`
 /// and its session, and replaced when the server restarts on the same
@@ -23,21 +22,21 @@ final class BootstrapLink: Sendable {
     /// The socket, or "" for a right handed in (no way to connect again).
     let socketPath: String
     let timeout: Duration
-    private let state: Mutex<Current>
+    private let state: HarborLock<Current>
 
     /// Connects to `socketPath`.
     init(socketPath: String, timeout: Duration) throws(BootstrapError) {
         self.socketPath = socketPath
         self.timeout = timeout
         let (right, pid) = try Self.connect(socketPath, timeout: timeout)
-        state = Mutex(Current(right: right, serverPID: pid, generation: 0))
+        state = HarborLock(Current(right: right, serverPID: pid, generation: 0))
     }
 
     /// Uses a right handed in (a server in this process, or a right passed in a message).
     init(right: SendRight, serverPID: pid_t, timeout: Duration) {
         socketPath = ""
         self.timeout = timeout
-        state = Mutex(Current(right: right, serverPID: serverPID, generation: 0))
+        state = HarborLock(Current(right: right, serverPID: serverPID, generation: 0))
     }
 
     var current: Current { state.withLock { $0 } }

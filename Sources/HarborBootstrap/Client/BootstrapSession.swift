@@ -30,9 +30,9 @@ final class BootstrapSession: Sendable {
     /// The right the server gets (in check-in and register requests).
     let right: SendRight
     let link: BootstrapLink
-    private let table = Mutex(Table())
-    private let replies = Mutex(ReceiveRight())
-    private let thread = Mutex<pthread_t?>(nil)
+    private let table = HarborLock(Table())
+    private let replies = HarborLock(ReceiveRight())
+    private let thread = HarborLock<pthread_t?>(nil)
 
     /// A name this process holds.
     struct Held: Sendable {

@@ -1,5 +1,4 @@
 // Harbor — the typed error every port operation throws.
-import Synchronization
 import SystemPackage
 
 /// Why a port operation failed.
@@ -110,7 +109,7 @@ public struct PortError: Error, Sendable, CustomStringConvertible {
 
 /// Holds a send's message until the caller takes it back out of the error.
 private final class UndeliveredMessage: Sendable {
-    private let content: Mutex<MessageContent?>
-    init(_ content: MessageContent) { self.content = Mutex(content) }
+    private let content: HarborLock<MessageContent?>
+    init(_ content: MessageContent) { self.content = HarborLock(content) }
     func take() -> MessageContent? { content.withLock { $0.take() } }
 }

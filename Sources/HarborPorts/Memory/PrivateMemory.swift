@@ -1,6 +1,5 @@
 // Harbor — private anonymous memory for copied payloads, recycled by size.
 import Glibc
-import Synchronization
 
 /// Anonymous, process-private memory for payloads Harbor copies: a large
 /// `Message(id:payload:)` and a fragmented message reassembled from a socket
@@ -24,7 +23,7 @@ package enum PrivateMemory {
         var bytes = 0
     }
 
-    private static let pool = Mutex(Pool())
+    private static let pool = HarborLock(Pool())
 
     /// The size actually mapped for a request of `count` bytes.
     package static func mappedSize(_ count: Int) -> Int {

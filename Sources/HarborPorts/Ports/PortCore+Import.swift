@@ -1,6 +1,5 @@
 // Harbor — rights arriving from another process: what their descriptors
 // prove decides which port they stand for (P11, Docs/Security.md).
-import Synchronization
 
 extension PortCore {
     // MARK: Importing rights

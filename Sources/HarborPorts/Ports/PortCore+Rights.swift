@@ -2,7 +2,6 @@
 // released, and the notifications they ask for or cause.
 
 import DequeModule
-import Synchronization
 
 extension PortCore {
     /// A send right to the port was made (called by the token objects, as all here).

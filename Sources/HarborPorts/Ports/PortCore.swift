@@ -16,7 +16,7 @@ package final class PortCore: Sendable {
     package let name: PortName
     /// The port's name on the wire (Transport/PortIdentity.swift).
     package let identity: PortIdentity
-    let state: Mutex<Guarded>
+    let state: HarborLock<Guarded>
 
     struct Guarded: ~Copyable {
         var machine = PortStateMachine()
@@ -47,7 +47,7 @@ package final class PortCore: Sendable {
     package init() {
         name = PortName.next()
         identity = PortIdentity.local(name)
-        state = Mutex(Guarded())
+        state = HarborLock(Guarded())
     }
 
     /// A port that arrived from another process: a proxy for a port
@@ -58,7 +58,7 @@ package final class PortCore: Sendable {
         self.identity = identity
         var guarded = Guarded()
         guarded.location = location
-        state = Mutex(guarded)
+        state = HarborLock(guarded)
     }
 
     deinit {

@@ -1,5 +1,4 @@
 // Harbor — the send right: any number of holders, counted by the port.
-import Synchronization
 
 /// The right to send to a port.
 ///

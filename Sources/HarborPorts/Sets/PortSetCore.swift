@@ -8,7 +8,7 @@ package final class PortSetCore: Sendable {
     // Members by the raw port name used as their epoll token, with the
     // readiness descriptor registered for each. Strong references: a member
     // leaves when its port dies, moves away or is removed.
-    private let members = Mutex<[UInt64: (port: PortCore, descriptor: CInt)]>([:])
+    private let members = HarborLock<[UInt64: (port: PortCore, descriptor: CInt)]>([:])
 
     package init() throws(SystemError) {
         epoll = try Epoll()

@@ -1,7 +1,6 @@
 // Harbor — a one-shot wake-up for a thread blocked on a full queue.
 import CHarborLinux
 import Glibc
-import Synchronization
 
 /// Lets one thread sleep until another unparks it or a deadline passes.
 ///

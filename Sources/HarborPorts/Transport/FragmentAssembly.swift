@@ -7,7 +7,6 @@
 // one can only fill the regions the first packet declared, never more, and
 // what the regions declare is charged to the connection and the uid while
 // the message is unfinished (PeerLimits, `PartialCharge`).
-import Synchronization
 
 /// A message whose copied regions are still arriving.
 ///
@@ -97,7 +96,7 @@ package struct FragmentAssembly {
 /// **Thread safety:** the per-uid table is under a mutex; an object is
 /// confined to the pump that holds its assembly.
 package final class PartialCharge {
-    private static let byUid = Mutex<[UInt32: Int]>([:])
+    private static let byUid = HarborLock<[UInt32: Int]>([:])
 
     let uid: UInt32
     let bytes: Int

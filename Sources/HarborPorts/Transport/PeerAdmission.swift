@@ -7,7 +7,6 @@
 // honest ones in flight behind it), descriptors and region bytes. A uid
 // past its limits is refused; others are unaffected.
 import DequeModule
-import Synchronization
 
 extension PortCore.Guarded {
     /// Why `content`, which another process sent, may not be queued now;

@@ -1,5 +1,4 @@
 // Harbor — naming a port across processes, and finding it again on arrival.
-import Synchronization
 
 /// A port's identity on the wire: the creating process's random nonce and
 /// the port's number there. It identifies without granting anything; a
@@ -59,7 +58,7 @@ package enum PortRegistry {
         }
     }
 
-    private static let entries = Mutex<[PortIdentity: [Entry]]>([:])
+    private static let entries = HarborLock<[PortIdentity: [Entry]]>([:])
 
     /// Records `core` as standing for its identity, keyed by the descriptors
     /// it holds now (its transport's slot counter, or its route's counter

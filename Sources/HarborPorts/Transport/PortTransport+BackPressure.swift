@@ -22,7 +22,6 @@
 //   other sender can write. A scribbler then stalls only itself: honest
 //   senders wait a few milliseconds at worst, and send.
 import Glibc
-import Synchronization
 
 extension PortTransport {
 

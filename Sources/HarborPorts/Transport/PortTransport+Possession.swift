@@ -1,6 +1,5 @@
 // Harbor — which connections a port's transport holds, as the kernel names
 // them: the facts an arriving right is checked against (P11).
-import Synchronization
 
 extension PortTransport {
     /// Whether one of this port's connections is the socket with `inode`:

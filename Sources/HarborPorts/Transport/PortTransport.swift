@@ -54,11 +54,11 @@ package final class PortTransport: Sendable {
         var hangUps: HangUpWatches?
     }
 
-    let table = Mutex(Table())
+    let table = HarborLock(Table())
     /// What each uid's queued messages hold (PeerLedger.swift); a leaf
     /// lock, taken under the port's lock.
-    let ledger = Mutex(PeerLedger())
-    let pumpBuffers = Mutex(PumpBuffers())
+    let ledger = HarborLock(PeerLedger())
+    let pumpBuffers = HarborLock(PumpBuffers())
     /// Bumped, under the table lock, whenever a connection leaves the
     /// table: the pump's cached connection is good while this is unchanged.
     let departures = Atomic<UInt64>(0)

@@ -56,7 +56,7 @@ package final class RemoteDeathWatch: Sendable {
         var running: Running?
     }
 
-    private let state = Mutex(State())
+    private let state = HarborLock(State())
     /// Watching threads not yet finished (one at most, and a retiring one).
     private let threads = Atomic<Int>(0)
     /// The latest watching thread (`pthread_self`), which must not wait for itself.

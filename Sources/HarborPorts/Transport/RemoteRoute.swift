@@ -1,6 +1,5 @@
 // Harbor — the sending side of a connection to a port in another process.
 import Glibc
-import Synchronization
 import SystemPackage
 
 /// Sends to a port whose receive right lives in another process.
@@ -19,9 +18,9 @@ package final class RemoteRoute: Sendable {
     /// `slots`' counter, used on every send without touching the object.
     private let counter: SharedSlots.Counter?
     /// Created on the first wait for a slot, then reused.
-    private let waiter = Mutex<SharedDescriptor?>(nil)
+    private let waiter = HarborLock<SharedDescriptor?>(nil)
     /// Held for the whole of a fragmented send (never by other sends).
-    private let fragmenting = Mutex<Int>(0)
+    private let fragmenting = HarborLock<Int>(0)
 
     package init(socket: SharedDescriptor, slots: SharedSlots?) {
         self.socket = socket

@@ -1,5 +1,4 @@
 // Harbor — why a packet from another process was refused, and how often.
-import Synchronization
 
 /// One refused packet: a typed reason and a sentence for logs. Thrown by the
 /// decoder; the transport counts it and drops the packet (closing every
@@ -83,7 +82,7 @@ public enum WireRejectionReason: Int, CaseIterable, Hashable, Sendable, CustomSt
 ///
 /// **Thread safety:** any thread (atomics).
 public enum WireRejections {
-    private static let counters = Mutex([Int](repeating: 0, count: WireRejectionReason.allCases.count))
+    private static let counters = HarborLock([Int](repeating: 0, count: WireRejectionReason.allCases.count))
 
     /// How many packets were refused for `reason` since the process started.
     public static func count(_ reason: WireRejectionReason) -> Int {

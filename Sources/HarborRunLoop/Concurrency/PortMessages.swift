@@ -42,7 +42,7 @@ public final class PortMessages: AsyncSequence, Sendable {
             var continuation: CheckedContinuation<Bool, Never>?
             var cancelled = false
         }
-        let state = Mutex(State())
+        let state = HarborLock(State())
         func withLock<R>(_ body: (inout State) -> R) -> R { state.withLock { body(&$0) } }
     }
 

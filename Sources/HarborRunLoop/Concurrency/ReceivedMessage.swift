@@ -1,6 +1,5 @@
 // Harbor — a received message as an async sequence's element (elements must be copyable; messages are not).
 import HarborPorts
-import Synchronization
 
 /// One message delivered by ``PortMessages``. A `Message` is `~Copyable`
 /// (its carried rights must move, never be duplicated), while an async
@@ -14,12 +13,12 @@ public final class ReceivedMessage: Sendable, CustomStringConvertible {
     public let id: Int32
     /// The message's inline body (shared storage, not a copy).
     public let body: [UInt8]
-    private let slot: Mutex<Message?>
+    private let slot: HarborLock<Message?>
 
     init(_ message: consuming Message) {
         id = message.id
         body = message.body
-        slot = Mutex(.some(message))
+        slot = HarborLock(.some(message))
     }
 
     /// The body read as UTF-8.

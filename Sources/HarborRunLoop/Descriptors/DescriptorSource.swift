@@ -35,10 +35,10 @@ public final class DescriptorSource: Sendable, CustomStringConvertible {
     let label: String
     let handler: @Sendable (DescriptorSource, DescriptorEvents) -> Void
     let interests: Atomic<UInt32>
-    let membership = Mutex(Membership())
+    let membership = HarborLock(Membership())
     /// The token its epoll registrations carry while it is in a loop.
     /// Written only while the loop's lock is held.
-    let token = Mutex<WaitToken?>(nil)
+    let token = HarborLock<WaitToken?>(nil)
     private let valid = Atomic(true)
     /// Set when the source owns its descriptor: closed when the source dies.
     private let owned: OwnedDescriptor?

@@ -1,6 +1,5 @@
 // Harbor — a loop's print-out: common modes, and each mode's items.
 import HarborPorts
-import Synchronization
 
 extension Loop: CustomStringConvertible {
     /// Lists the loop's thread, whether it sleeps, its current mode, its

@@ -2,7 +2,6 @@
 import CHarborLinux
 import Glibc
 import HarborPorts
-import Synchronization
 
 extension Loop {
     /// The passes of one run (CF's `__CFRunLoopRun`). Each numbered step is

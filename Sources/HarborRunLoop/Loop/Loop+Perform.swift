@@ -1,6 +1,5 @@
 // Harbor — posting work to a loop, from its own thread or any other.
 import HarborPorts
-import Synchronization
 
 extension Loop {
     /// Queues `block` to run at the loop's next pass in a common mode, and

@@ -2,7 +2,6 @@
 import CHarborLinux
 import Glibc
 import HarborPorts
-import Synchronization
 
 /// A port or descriptor source found ready by one `epoll_wait`.
 struct ReadySource {

@@ -19,7 +19,7 @@ import Synchronization
 ///
 /// **CF equivalent:** `CFRunLoopRef` (`NSRunLoop` minus its thread-unsafety).
 public final class Loop: Sendable {
-    let state: Mutex<LoopState>
+    let state: HarborLock<LoopState>
     /// `pthread_self()` of the owning thread; 0 until claimed (the main
     /// loop may be made from another thread before the main thread asks).
     let owner: Atomic<UInt>
@@ -33,7 +33,7 @@ public final class Loop: Sendable {
     let frames = FrameBuffers()
 
     init(owner: pthread_t?, threadID: pid_t, isMain: Bool) {
-        state = Mutex(LoopState())
+        state = HarborLock(LoopState())
         self.owner = Atomic(owner.map { UInt($0) } ?? 0)
         storedThreadID = Atomic(threadID)
         self.isMain = isMain
@@ -167,7 +167,7 @@ extension ModeState {
 }
 
 /// The main loop, made by whichever thread asks first.
-private let mainLoop = Mutex<Loop?>(nil)
+private let mainLoop = HarborLock<Loop?>(nil)
 
 /// The thread-specific key holding each thread's loop; its destructor tears
 /// the loop down when the thread exits.

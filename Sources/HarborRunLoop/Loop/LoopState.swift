@@ -1,7 +1,6 @@
 // Harbor — the part of a loop other threads may touch, kept under one lock.
 import DequeModule
 import HarborPorts
-import Synchronization
 
 /// A block posted with ``Loop/perform(_:)`` and its modes.
 struct PendingBlock {
@@ -97,7 +96,7 @@ struct LoopState: ~Copyable {
 /// Lets `performAndWait` sleep until its block ran (or was dropped).
 final class BlockCompletion: Sendable {
     private let parker = Parker()
-    private let outcome = Mutex<Bool?>(nil)
+    private let outcome = HarborLock<Bool?>(nil)
 
     func finish(ran: Bool) {
         outcome.withLock { $0 = ran }

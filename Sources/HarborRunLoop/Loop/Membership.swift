@@ -1,5 +1,5 @@
 // Harbor — which loop and which modes an item has been added to.
-import Synchronization
+import HarborPorts
 
 /// Where an item is scheduled. Each item keeps one of these under its own
 /// small lock so that `invalidate()` on any thread can find its loop.

@@ -1,4 +1,5 @@
 // Harbor — observers: callbacks at fixed points of every pass.
+import HarborPorts
 import Synchronization
 
 /// A callback the loop calls at the activities it asked for.
@@ -23,7 +24,7 @@ public final class LoopObserver: Sendable, CustomStringConvertible {
     /// Lower orders are called first.
     public let order: Int
     let handler: @Sendable (LoopObserver, LoopActivity) -> Void
-    let membership = Mutex(Membership())
+    let membership = HarborLock(Membership())
     private let valid = Atomic(true)
     /// Set while its callout runs (CF's "firing" bit): a run nested in the
     /// callout does not call it again.

@@ -1,4 +1,5 @@
 // Harbor — version-0 sources: work another thread marks as pending.
+import HarborPorts
 import Synchronization
 
 /// A source the loop runs when it has been signalled (CF's "version 0").
@@ -23,7 +24,7 @@ public final class LoopSource: Sendable, CustomStringConvertible {
     public let order: Int
     let handler: @Sendable (LoopSource) -> Void
     let label: String
-    let membership = Mutex(Membership())
+    let membership = HarborLock(Membership())
     private let valid = Atomic(true)
     private let pending = Atomic(false)
     /// When it was last signalled, for ordering sources of equal `order`.

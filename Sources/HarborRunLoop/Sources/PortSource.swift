@@ -32,10 +32,10 @@ public final class PortSource: Sendable, CustomStringConvertible {
     let receive: ReceiveRight
     let readinessDescriptor: CInt
     let handler: @Sendable (PortSource, consuming Message) -> Void
-    let membership = Mutex(Membership())
+    let membership = HarborLock(Membership())
     /// The token its epoll registrations carry while it is in a loop.
     /// Guarded by the loop's lock (written only while it is held).
-    let token = Mutex<WaitToken?>(nil)
+    let token = HarborLock<WaitToken?>(nil)
     private let valid = Atomic(true)
 
     /// Moves `receive` into a new source whose handler gets every message.

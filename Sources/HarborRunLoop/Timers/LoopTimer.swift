@@ -1,6 +1,5 @@
 // Harbor — timers: a fire date on CLOCK_MONOTONIC, an optional interval, a tolerance.
 import HarborPorts
-import Synchronization
 
 /// A timer that calls its handler on the loop's thread at its fire date, and
 /// then every `interval` if it repeats.
@@ -30,7 +29,7 @@ import Synchronization
 /// loop's thread with no lock held.
 /// **CF equivalent:** `CFRunLoopTimerCreate`, `NSTimer`.
 public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
-    // @unchecked: `state` is a Mutex; `placements` is read and written only
+    // @unchecked: `state` is a HarborLock; `placements` is read and written only
     // under the lock of the loop in `state.owner` (see `TimerPlacements`).
 
     // Field order packs the fields every add, fire and cancel reads into
@@ -64,7 +63,7 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    let state: Mutex<State>
+    let state: HarborLock<State>
     /// The modes the timer is in and its slot in each mode's table (which
     /// holds its heap positions). Guarded by the owner loop's lock, not by
     /// `state`: it changes only with the modes' tables, under that lock.
@@ -98,7 +97,7 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
         let period = interval.map { max(1, $0.saturatingNanoseconds) }
         var initial = State(fireDate: fire, interval: period, tolerance: tolerance.saturatingNanoseconds)
         initial.anchor = anchor
-        state = Mutex(initial)
+        state = HarborLock(initial)
         self.handler = handler
         self.label = label
     }

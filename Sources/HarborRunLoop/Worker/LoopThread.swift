@@ -35,8 +35,8 @@ public final class LoopThread: Sendable {
     public let name: String
     /// The thread's loop, from creation on; the thread's `Loop.current` once it runs.
     public let loop: Loop
-    private let main: Mutex<(@Sendable () -> Void)?>
-    private let handle = Mutex<pthread_t?>(nil)
+    private let main: HarborLock<(@Sendable () -> Void)?>
+    private let handle = HarborLock<pthread_t?>(nil)
     private let progress = ThreadProgress()
 
     /// A thread, not started yet, that will run `main` (which typically runs
@@ -45,7 +45,7 @@ public final class LoopThread: Sendable {
     public init(name: String = "harbor.thread", _ main: @escaping @Sendable () -> Void) {
         self.name = name
         loop = Loop(owner: nil, threadID: 0, isMain: false)
-        self.main = Mutex(main)
+        self.main = HarborLock(main)
     }
 
     /// Starts the thread. Calling it again does nothing (NSThread raises).

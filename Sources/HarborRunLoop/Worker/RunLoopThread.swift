@@ -27,7 +27,7 @@ public final class RunLoopThread: Sendable {
     public let loop: Loop
     /// The worker's name, for logs and descriptions.
     public let name: String
-    private let thread: Mutex<pthread_t?>
+    private let thread: HarborLock<pthread_t?>
     private let stopping = StopFlag()
     private let keepAlive = LoopSource(order: .max, label: "RunLoopThread keep-alive") {}
 
@@ -53,7 +53,7 @@ public final class RunLoopThread: Sendable {
             return nil
         }, context)
         precondition(result == 0, "Harbor: pthread_create failed (\(result))")
-        thread = Mutex(handle)
+        thread = HarborLock(handle)
         loop = handOff.wait()
     }
 
@@ -106,7 +106,7 @@ private final class ThreadBody: Sendable {
 
 /// Hands the new thread's loop to the thread that started it.
 private final class HandOff: Sendable {
-    private let loop = Mutex<Loop?>(nil)
+    private let loop = HarborLock<Loop?>(nil)
     private let parker = Parker()
     func deliver(_ made: Loop) {
         loop.withLock { $0 = made }

@@ -6,10 +6,11 @@
 // placement and wake-up cost the scheduler gave this process run.
 import Dispatch
 import Glibc
+import HarborPorts
 import Synchronization
 
 final class HarnessThread: Sendable {
-    private let pending = Mutex<(@Sendable () -> Void)?>(nil)
+    private let pending = HarborLock<(@Sendable () -> Void)?>(nil)
     private let stopping = Atomic<Bool>(false)
     private let jobReady = DispatchSemaphore(value: 0)
     private let jobDone = DispatchSemaphore(value: 0)

@@ -18,7 +18,7 @@ final class HarborPerformPingPong: BenchmarkVariant {
     final class Flags: Sendable {
         let replied = Atomic(false)
         let stopServer = Atomic(false)
-        let serverLoop = Mutex<Loop?>(nil)
+        let serverLoop = HarborLock<Loop?>(nil)
     }
 
     let name: String

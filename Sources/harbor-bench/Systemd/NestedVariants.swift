@@ -63,7 +63,7 @@ final class NestedPortServer: BenchmarkVariant {
         guard let ports else { throw BenchmarkFailure("measure before start") }
         let toClient = ports.toClient
         let nested = self.nested
-        let handOver = Mutex<SendRight?>(nil)
+        let handOver = HarborLock<SendRight?>(nil)
         let ready = DispatchSemaphore(value: 0)
         server.thread.start {
             var kept: PortSource?

@@ -1,5 +1,6 @@
 // Harbor — security tests: what a victim process holds, read from /proc.
 import Glibc
+import HarborPorts
 import Synchronization
 import HarborTestSupport
 
@@ -67,7 +68,7 @@ func readSmallFile(_ path: String) -> String? {
 /// Samples a process's usage every 20 ms on its own thread, keeping the peaks.
 final class UsageSampler {
     private final class Shared: Sendable {
-        let peak = Mutex<Usage?>(nil)
+        let peak = HarborLock<Usage?>(nil)
         let running = Atomic<Bool>(true)
     }
 

@@ -134,7 +134,7 @@ final class HarbordVictim: Victim, @unchecked Sendable {
     private let child: Child
     /// The `harbor` CLI, copied where uid 1000 can run it.
     private let harborCopy: String
-    private let lock = Mutex<Void>(())
+    private let lock = HarborLock<Void>(())
     private let service: ReceiveRight
     private let registeredPort = ReceiveRight()
     private let counter = Atomic<Int>(0)
