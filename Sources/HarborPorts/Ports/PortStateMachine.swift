@@ -1,7 +1,7 @@
 // Harbor — a port's rules as a pure state machine.
 //
 // No locks, no system calls, no callouts: each event returns what the caller
-// (PortCore, which holds this in a Mutex) must do once the lock is released:
+// (PortCore, which holds this in a HarborLock) must do once the lock is released:
 // signal readiness, wake a blocked sender, deliver a notification, release
 // the rights of drained messages. Tests drive it without a kernel.
 
