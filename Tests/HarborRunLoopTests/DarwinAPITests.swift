@@ -57,8 +57,10 @@ extension RunLoopTests {
                 for (k, time) in times.enumerated() where time < moved + interval * k {
                     log.append("fire \(k) early by \(moved + interval * k - time)")
                 }
-                // The last fire date read back is on the grid the move started.
-                if timer.nextFireDate != moved + interval * 2 && timer.nextFireDate != moved + interval * 3 {
+                // The last fire date read back is on the grid the move started
+                // (past the third fire when a late pass skipped a period: a
+                // loaded machine, or a sanitizer build).
+                if !(2...1_000).contains(where: { timer.nextFireDate == moved + interval * $0 }) {
                     log.append("off the grid: \(timer.nextFireDate)")
                 }
                 log.append("fired \(times.count)")
