@@ -9,27 +9,12 @@
 import HarborPorts
 
 extension ReceiveBox {
-    /// A new Harbor send right, or nil once the right was taken out.
-    func makeSendRight() -> HarborPorts.SendRight? {
-        switch right {
-        case .some(let held): return held.makeSendRight()
-        case .none: return nil
-        }
-    }
+    /// A new Harbor send right.
+    func makeSendRight() -> HarborPorts.SendRight { withRight { $0.makeSendRight() } }
 
-    func makeSendOnceRight() -> HarborPorts.SendOnceRight? {
-        switch right {
-        case .some(let held): return held.makeSendOnceRight()
-        case .none: return nil
-        }
-    }
+    func makeSendOnceRight() -> HarborPorts.SendOnceRight { withRight { $0.makeSendOnceRight() } }
 
-    var madeSendRights: UInt64 {
-        switch right {
-        case .some(let held): return held.status.madeSendRights
-        case .none: return 0
-        }
-    }
+    var madeSendRights: UInt64 { withRight { $0.status.madeSendRights } }
 }
 
 extension NameEntry {
@@ -81,17 +66,15 @@ enum MachNameSpace {
     /// right's name, and one more in the make-send count.
     static func makeSend(_ name: mach_port_name_t) -> kern_return_t {
         let (result, box) = receiveBox(name)
-        guard let made = box?.makeSendRight() else { return result == KERN_SUCCESS ? KERN_INVALID_RIGHT : result }
-        return insertSend(made).0
+        guard let box else { return result }
+        return insertSend(box.makeSendRight()).0
     }
 
     /// `MACH_MSG_TYPE_MAKE_SEND_ONCE`: a send-once right under a new name.
     static func makeSendOnce(_ name: mach_port_name_t) -> (kern_return_t, mach_port_name_t) {
         let (result, box) = receiveBox(name)
-        guard let made = box?.makeSendOnceRight() else {
-            return (result == KERN_SUCCESS ? KERN_INVALID_RIGHT : result, 0)
-        }
-        return (KERN_SUCCESS, insertSendOnce(made))
+        guard let box else { return (result, 0) }
+        return (KERN_SUCCESS, insertSendOnce(box.makeSendOnceRight()))
     }
 
     /// `MACH_MSG_TYPE_COPY_SEND`: one more user reference, unless the name
@@ -209,10 +192,10 @@ enum MachNameSpace {
     /// Takes the receive right out of the name space (its send rights stay).
     static func takeReceive(_ name: mach_port_name_t, context: mach_port_context_t) -> HarborPorts.ReceiveRight? {
         let (_, box) = state.withLock { $0.removeReceive(name, context: context) }
-        return box?.right.take()
+        return box?.take()
     }
 
     static func takeSendOnce(_ name: mach_port_name_t) -> HarborPorts.SendOnceRight? {
-        state.withLock { $0.removeSendOnce(name) }?.right.take()
+        state.withLock { $0.removeSendOnce(name) }?.take()
     }
 }

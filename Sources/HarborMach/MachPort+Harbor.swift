@@ -38,11 +38,8 @@ extension Mach.Port where RightType == Mach.ReceiveRight {
         let (result, box) = MachNameSpace.receiveBox(_name)
         _machPrecondition(result)
         guard let box else { preconditionFailure("Mach.Port: no receive right under \(_name)") }
-        // The box is kept by this local while `body` borrows its right.
-        switch box.right {
-        case .some(let right): return try body(right)
-        case .none: preconditionFailure("Mach.Port: the receive right \(_name) was taken out")
-        }
+        // The box, kept by this local, keeps the port alive while `body` runs.
+        return try box.withRight(body)
     }
 
     /// Takes the next message, waiting up to `timeout` (`nil`: as long as it

@@ -8,38 +8,44 @@
 // (a right's death can send notifications).
 import HarborPorts
 
-/// A receive right held by the name space. A class, so that a caller
-/// borrowing the right outside the lock (a blocking receive) keeps the port
-/// alive until it is done, even if the name is destroyed meanwhile.
-final class ReceiveBox: @unchecked Sendable {
-    // @unchecked: `right` is set in init and taken (set to nil) only by
-    // `MachNameSpace.takeReceive`, after the box has left the table, by the
-    // one owner of the `Mach.Port` (whose borrowers cannot run meanwhile);
-    // everyone else only borrows it.
-    var right: HarborPorts.ReceiveRight?
+/// A receive right held by the name space, as the token object that is the
+/// right (a `ReceiveRight` value is only a wrapper around it). A class, so a
+/// caller using the right outside the lock (a blocking receive) keeps the
+/// port alive until it is done, even if the name is destroyed meanwhile;
+/// immutable, so any thread may read it.
+final class ReceiveBox: Sendable {
+    let token: ReceiveRightToken
 
-    init(_ right: consuming HarborPorts.ReceiveRight) { self.right = consume right }
+    init(_ right: consuming HarborPorts.ReceiveRight) { token = right.token }
+
+    /// Lends the right to `body`.
+    func withRight<Result: ~Copyable, Failure: Error>(
+        _ body: (borrowing HarborPorts.ReceiveRight) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try body(HarborPorts.ReceiveRight(token: token))
+    }
+
+    /// The right itself, for the one owner taking it out of the name space
+    /// (after the box has left the table).
+    func take() -> HarborPorts.ReceiveRight { HarborPorts.ReceiveRight(token: token) }
 }
 
 /// A send-once right held by the name space, under a name of its own.
-final class SendOnceBox: @unchecked Sendable {
-    // @unchecked: taken only once the box has left the table (by the one
-    // owner of its `Mach.Port`); read only for `isDead`.
-    var right: HarborPorts.SendOnceRight?
-    /// The port it sends to, for deadness without touching `right`.
-    let port: PortName
+final class SendOnceBox: Sendable {
+    let token: SendOnceToken
 
-    init(_ right: consuming HarborPorts.SendOnceRight) {
-        port = right.name
-        self.right = consume right
-    }
+    init(_ right: consuming HarborPorts.SendOnceRight) { token = right.token }
 
-    var isDead: Bool {
-        switch right {
-        case .some(let held): return held.token.port.isDead
-        case .none: return true
-        }
-    }
+    /// The port it sends to.
+    var port: PortName { token.port.name }
+
+    /// Whether its port is gone (the name is a dead name). Asks the port:
+    /// call it outside the lock.
+    var isDead: Bool { token.port.isDead }
+
+    /// The right itself, for the one owner taking it out (after the box has
+    /// left the table).
+    func take() -> HarborPorts.SendOnceRight { HarborPorts.SendOnceRight(token: token) }
 }
 
 /// What one name holds. Mach's rules: a port's receive and send rights

@@ -132,6 +132,28 @@ import Testing
         #expect(throws: Mach.PortRightError.deadName) { _ = try send.copyHarborRight() }
     }
 
+    @Test func P01_referencesStayExactUnderThreads() {
+        let receive = Mach.Port<Mach.ReceiveRight>()
+        let name = receive.withBorrowedName { name, _ in name }
+        let threads = (0 ..< 4).map { _ in
+            TestThread { () -> Int in
+                var failures = 0
+                for _ in 0 ..< 500 {
+                    if mach_port_insert_right(mach_task_self_, name, name,
+                                              mach_msg_type_name_t(MACH_MSG_TYPE_MAKE_SEND)) != KERN_SUCCESS { failures += 1 }
+                    let send = Mach.Port<Mach.SendRight>(name: name)      // owns the one just made
+                    do { _ = try send.copySendRight() } catch { failures += 1 }
+                    _ = consume send
+                }
+                return failures
+            }
+        }
+        #expect(threads.map { $0.join() } == [0, 0, 0, 0])
+        #expect(references(name, MACH_PORT_RIGHT_SEND) == 0)
+        #expect(receive.makeSendCount == 2000)
+        #expect(receive.withHarborRight { $0.status.sendRights } == 0)
+    }
+
     @Test func P01_aGuardedReceiveRightCannotBeDestroyedByNameAlone() {
         let receive = Mach.Port<Mach.ReceiveRight>()
         receive.withBorrowedName { name, context in
