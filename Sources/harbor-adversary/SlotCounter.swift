@@ -101,6 +101,19 @@ final class SlotCounter {
         return true
     }
 
+    /// Makes the counter read "room" for every sender (slots given back far
+    /// past slots taken, the senders' hint too) and announces a waiting
+    /// sender (so the receiver reads its sockets whenever it frees a slot,
+    /// queue full or not). False if not writable.
+    func scribbleRoom() -> Bool {
+        guard let words, isWritable else { return false }
+        charbor_atomic_store_relaxed_i32(words + 16, 0)
+        charbor_atomic_store_relaxed_i32(words + 17, Int32.max / 2)
+        charbor_atomic_store_relaxed_i32(words + 32, Int32.max / 2)
+        charbor_atomic_store_relaxed_i32(words + 48, 1)
+        return true
+    }
+
     /// Overwrites the whole page, magic included, with 0xFF bytes: a process
     /// that adopts the counter afterwards finds no layout it knows.
     func scribbleEverything() -> Bool {

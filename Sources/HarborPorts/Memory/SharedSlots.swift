@@ -10,12 +10,13 @@
 // The counter is a hint, not the truth (P12): every sender maps it writable,
 // so any of them can write anything there. The receiver keeps the truth
 // privately (its queue and its limit) and repairs the counter from it:
-// down whenever a counted message arrives past the limit (so a sender that
-// sent without a slot makes no room appear for others), up when senders
+// down whenever a counted message arrives at a full queue, up when senders
 // have waited while the receiver had room (then it also grants each waiter
-// a slot through its eventfd, which no other sender can write). So a
-// process that scribbles on the counter stalls only itself
-// (Docs/CrossProcess.md, "Back-pressure").
+// a slot through its eventfd, which no other sender can write). A message
+// that arrives at a full queue, because its sender believed room another
+// process wrote here, is parked and its connection paused, never refused
+// (PortTransport+Parking.swift). So a process that scribbles on the counter
+// stalls only itself (Docs/CrossProcess.md, "Back-pressure").
 //
 // Why two counters and not one word of free slots: senders and receiver
 // usually run on different CPUs, and one word written by both moved its
@@ -64,6 +65,9 @@ package final class SharedSlots: @unchecked Sendable {
     fileprivate enum Local {
         /// Waiters registered with this receiver (PortTransport's table).
         static let registered = 0
+        /// Messages the receiver parked off a full queue, their connections
+        /// paused (PortTransport+Parking.swift).
+        static let parked = 1
         static let count = 16
     }
 
@@ -166,14 +170,26 @@ package final class SharedSlots: @unchecked Sendable {
             return charbor_atomic_load_i32(words + Word.givenBack) &- taken
         }
 
-        /// Whether the receiver should look for waiting senders when it frees
-        /// a slot: some registered with it (its own count), or some say they
-        /// are about to (the shared hint, which a scribbler can only make
-        /// cost this receiver a look at its sockets).
+        /// Whether the receiver has work when it frees a slot: messages it
+        /// parked (its own count), senders registered with it (its own
+        /// count), or senders saying they are about to register (the shared
+        /// hint, which a scribbler can only make cost this receiver a look
+        /// at its sockets). Read on every counted message handed out: two
+        /// loads of this process's own cache line, usually.
         package var waiters: Int32 {
+            let own = charbor_atomic_load_i32(local + Local.registered) &+ charbor_atomic_load_i32(local + Local.parked)
+            return own > 0 ? own : max(0, charbor_atomic_load_i32(words + Word.waiters))
+        }
+
+        /// Senders waiting for a slot, without the parked messages: whether
+        /// a freed slot should look for wait packets and wake waiters.
+        package var sendersWaiting: Int32 {
             let registered = charbor_atomic_load_i32(local + Local.registered)
             return registered > 0 ? registered : max(0, charbor_atomic_load_i32(words + Word.waiters))
         }
+
+        /// Messages the receiver holds parked off its full queue (its own count).
+        package var parked: Int32 { charbor_atomic_load_i32(local + Local.parked) }
 
         /// Makes the shared counter show `target` free slots, and rewrites
         /// the words only the receiver should write (magic, senders' hint).
@@ -221,6 +237,11 @@ package final class SharedSlots: @unchecked Sendable {
     /// count, which `Counter.waiters` reads on every freed slot).
     package func setRegisteredWaiters(_ count: Int) {
         charbor_atomic_store_relaxed_i32(local + Local.registered, Int32(clamping: count))
+    }
+
+    /// Records how many messages the receiver holds parked (PortTransport+Parking.swift).
+    package func setParked(_ count: Int) {
+        charbor_atomic_store_relaxed_i32(local + Local.parked, Int32(clamping: count))
     }
 
     /// Sleeps until at least one sender waits for a slot, or `timeout` passes;

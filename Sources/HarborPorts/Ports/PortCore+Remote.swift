@@ -61,64 +61,6 @@ extension PortCore {
         if let refusal { WireRejections.record(refusal) }
     }
 
-    /// Messages read ahead from the connections: queued in order under one
-    /// lock, moved out of `batch` (left empty); refused ones give their
-    /// slots back to `slots`.
-    func acceptRemote(batch: inout Deque<MessageContent>, slots: SharedSlots.Counter, gaveBack: inout Bool) {
-        let refusals = state.withLock { guarded -> [WireRejectionReason] in
-            // The usual case, a stream into an empty queue: the batch
-            // becomes the queue, nothing moved message by message.
-            if !guarded.location.isProxy, guarded.admitsWithoutChecks(batch),
-               guarded.machine.adoptBatch(&batch, countedLimit: guarded.floodLimit) {
-                guarded.readiness?.signalWhileLocked()
-                return []
-            }
-            var refusals: [WireRejectionReason] = []
-            while let content = batch.popFirst() {
-                if let refusal = guarded.queueRemote(content, returningSlotTo: slots, gaveBack: &gaveBack) {
-                    refusals.append(refusal)
-                }
-            }
-            return refusals
-        }
-        for refusal in refusals { WireRejections.record(refusal) }
-    }
-
-    /// A message decoded by a receiver that will dequeue at once: when the
-    /// queue is empty it is queued and taken in one critical section, so the
-    /// readiness eventfd (which polls readable only while a message waits)
-    /// is left alone. Otherwise it is queued like any other; nil then.
-    /// The message is moved throughout, never copied. Refused, it gives its
-    /// slot back to `slots`, as `acceptRemote` does.
-    func acceptRemoteAndTake(
-        _ content: consuming MessageContent, slots: SharedSlots.Counter, gaveBack: inout Bool,
-        freed: inout PortTransport?
-    ) -> MessageContent? {
-        let counted = content.countsAgainstLimit
-        var pending: MessageContent? = consume content
-        var taken: MessageContent?
-        var wake: Parker?
-        let refusal = state.withLock { guarded -> WireRejectionReason? in
-            guard guarded.machine.queue.isEmpty, !guarded.location.isProxy, !guarded.machine.isDead,
-                  !(counted && guarded.isFlooded) else {
-                return guarded.queueRemote(pending.take()!, returningSlotTo: slots, gaveBack: &gaveBack)
-            }
-            guard let dequeued = guarded.machine.passThrough(pending.take()!, receivingPort: name) else { return nil }
-            taken = guarded.handOut(dequeued, wake: &wake, freed: &freed)
-            return nil
-        }
-        if let refusal {
-            WireRejections.record(refusal)
-            return nil
-        }
-        guard taken != nil else { return nil }
-        wake?.unpark()
-        // `freed` is the caller's to notify (`slotFreed`), once it has queued
-        // the rest of what its pump read: notifying pumps the sockets, and a
-        // message read then must not overtake the ones already read.
-        return taken
-    }
-
     /// A connection closed: every process holding that right let it go.
     func connectionClosed(_ kind: WireFormat.ConnectionKind, used: Bool) {
         switch kind {
@@ -202,7 +144,10 @@ extension PortCore {
         }
         let route = RemoteRoute(socket: forwarder.sending, slots: transport.slots)
         let taken = state.withLock { guarded in
-            let taken = guarded.machine.takeForMove()
+            var taken = guarded.machine.takeForMove()
+            // Messages parked off the full queue travel behind it
+            // (Transport/PortTransport+Parking.swift).
+            taken.queue.append(contentsOf: transport.takeParked())
             guarded.location = .proxy(route)
             guarded.readiness?.clearWhileEmpty()
             return taken

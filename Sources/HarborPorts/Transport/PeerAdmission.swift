@@ -3,9 +3,13 @@
 //
 // The usual message (plain, within the limit) costs two comparisons here.
 // Anything else is charged to the uid that delivered it (PeerLedger):
-// counted messages past the limit (a sender that ignored back-pressure, or
-// honest ones in flight behind it), descriptors and region bytes. A uid
-// past its limits is refused; others are unaffected.
+// counted messages past the limit, descriptors and region bytes. A uid past
+// its limits is refused; others are unaffected. A counted message a pump
+// reads never gets here past the limit: it is parked, its connection
+// paused (PortTransport+Parking.swift), since it may have been sent in good
+// faith on a slot another process wrote into the counter. Past the limit
+// here are messages of a queue moved in with a receive right, and
+// uncounted ones.
 import DequeModule
 
 extension PortCore.Guarded {

@@ -55,8 +55,22 @@ package struct PeerLedger {
 
     private var entries = Deque<Entry>()
     private var byUid: [UInt32: PeerUsage] = [:]
+    /// Counted messages read while the queue was at its limit, waiting off
+    /// the queue for room, their connections unread meanwhile
+    /// (PortTransport+Parking.swift). Here because this lock is the one
+    /// taken under the port's own, which decides when they may join.
+    var parked = ParkedMessages()
 
     package init() {}
+
+    /// Forgets everything (the port died or moved away) and returns the
+    /// parked messages, to be dropped by the caller once this lock is
+    /// released: dropping a message releases the rights it carries, which
+    /// takes their ports' locks.
+    mutating func reset() -> [MessageContent] {
+        defer { self = PeerLedger() }
+        return parked.removeAll()
+    }
 
     /// What `uid`'s messages still queued hold (after `settle`).
     package func usage(of uid: UInt32) -> PeerUsage { byUid[uid] ?? PeerUsage() }

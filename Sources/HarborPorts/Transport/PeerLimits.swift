@@ -42,12 +42,11 @@ package enum PeerLimits {
     package static let partialBytesPerUid = 256 << 20
 
     /// Messages one uid may have queued on a port beyond its queue limit.
-    /// An honest sender takes a slot of the shared counter before each
-    /// counted message, so its messages go past the limit only when they
-    /// were already in flight while another process sent without a slot
-    /// (at most the limit's worth), or when the receiver granted it a slot
-    /// (Docs/CrossProcess.md, "Back-pressure"). Beyond this a counted message
-    /// is refused (`flood`).
+    /// A counted message read from a connection never goes past the limit
+    /// (it is parked, its connection paused: PortTransport+Parking.swift);
+    /// one in a queue moved in with a receive right may (its old holder
+    /// had parked it), and so may uncounted ones past the flood headroom.
+    /// Beyond this such a message is refused (`flood`).
     package static let overLimitMessagesPerUid = 256
 
     /// Bytes of out-of-line regions (sealed memfds and copied regions) in

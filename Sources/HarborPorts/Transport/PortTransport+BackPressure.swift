@@ -6,11 +6,13 @@
 // receiver's truth is private: its limit and the counted messages it has
 // queued (P12; Docs/CrossProcess.md, "Back-pressure"). From it:
 //
-// - The counter never shows more room than limit − queued: it is lowered
-//   whenever it does (a counted message arriving past the limit, a look at
-//   the waiters). So a sender that sends without taking a slot, or writes
-//   room into the counter, does not make other senders overrun the queue
-//   for long, and the flood it sends is charged to its own uid (PeerLedger).
+// - Room written into the counter costs nobody a message: a counted
+//   message that arrives while the queue is full (its sender believed the
+//   room, or took no slot) is parked beside the queue and its connection
+//   read no further until a slot frees (PortTransport+Parking.swift); the
+//   counter is lowered to limit − queued − parked then, and at each look at
+//   the waiters. The queue never passes its limit, and a flood sent without
+//   slots waits in its sender's own socket.
 // - When senders wait (their wait packets are here) while the counter shows
 //   no room but the receiver has some, that can be a message in flight (a
 //   sender took the last slot and has not sent yet) or a counter written
@@ -44,9 +46,14 @@ extension PortTransport {
     /// sends nothing, and its slot must come back).
     static let grantLifetime = Duration.milliseconds(50)
 
-    /// A slot was freed: wake senders in other processes that wait for one.
+    /// A slot was freed: parked messages join the queue first
+    /// (PortTransport+Parking.swift), then senders in other processes that
+    /// wait for one are woken.
     package func slotFreed(port: PortCore) {
-        guard slots.counter.waiters > 0 else { return }
+        let counter = slots.counter
+        guard counter.waiters > 0 else { return }
+        if counter.parked > 0 { resumeParked(into: port) }
+        guard counter.sendersWaiting > 0 else { return }
         // Their wait packets may still sit in the sockets.
         pump(into: port)
         signalWaiters(port: port)
@@ -72,12 +79,22 @@ extension PortTransport {
     func signalWaiters(port: PortCore) {
         let (limit, queued) = port.queueCounts
         let counter = slots.counter
+        // Parked messages take the next slots that free.
+        let parked = Int(counter.parked)
         let now = ContinuousClock.now
         let (woken, granted) = table.withLock { table -> ([SharedDescriptor], [SharedDescriptor]) in
             guard !table.waiters.isEmpty else { return ([], []) }
             defer { slots.setRegisteredWaiters(table.waiters.count) }
+            if parked > 0 {
+                // Messages wait beside the full queue already: a waiting
+                // sender joins them at once. Its message parks behind
+                // theirs and takes its turn (PortTransport+Parking.swift):
+                // no room is promised, so none is counted as granted.
+                defer { table.waiters.removeAll() }
+                return ([], Array(table.waiters.values))
+            }
             table.backPressure.grants.removeAll { now - $0 > Self.grantLifetime }
-            let room = limit - queued - table.backPressure.grants.count
+            let room = limit - queued - parked - table.backPressure.grants.count
             counter.clamp(atMost: Int32(clamping: room))
             if counter.free > 0 {
                 table.backPressure.suspectSince = nil

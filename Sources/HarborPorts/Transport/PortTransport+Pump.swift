@@ -12,7 +12,7 @@ extension PortTransport {
 
     /// What a pump found, to act on once the locks are released.
     package enum Arrival: Sendable {
-        case closed(WireFormat.ConnectionKind, used: Bool)
+        case closed(WireFormat.ConnectionKind, used: Bool, token: UInt64)
         case hungUp(PortCore)
     }
 
@@ -91,6 +91,9 @@ extension PortTransport {
         /// until a read-ahead finds one: an empty deque still holds (and
         /// retains) a shared storage object.
         var messages: Deque<MessageContent>?
+        /// The connection each message came from: one that finds the queue
+        /// full is parked, and its connection paused (PortTransport+Parking.swift).
+        var from = PortCore.PumpedFrom()
         /// Connections closing and proxies hanging up, acted on after the
         /// messages: whatever a connection delivered comes before its end.
         var events: [Arrival] = []
@@ -103,10 +106,12 @@ extension PortTransport {
 
         init(takeFirst: Bool) { self.takeFirst = takeFirst }
 
-        mutating func append(message content: consuming MessageContent) {
+        mutating func append(message content: consuming MessageContent, from token: UInt64) {
             if firstMessage == nil {
                 firstMessage = consume content
+                from.first = token
             } else {
+                from.appendToBatch(token)
                 if messages == nil {
                     var batch = Deque<MessageContent>()
                     batch.reserveCapacity(PumpBuffers.readAheadLimit)
@@ -128,27 +133,28 @@ extension PortTransport {
             let slots = transport.slots.counter
             var freed: PortTransport?
             if let first = firstMessage.take() {
-                if takeFirst {
-                    outcome.taken = port.acceptRemoteAndTake(consume first, slots: slots, gaveBack: &gaveSlotsBack,
-                                                             freed: &freed)
-                } else {
-                    port.acceptRemote(consume first, slots: slots, gaveBack: &gaveSlotsBack)
-                }
+                outcome.taken = port.acceptPumped(consume first, from: from.first, of: transport, take: takeFirst,
+                                                  gaveBack: &gaveSlotsBack, freed: &freed)
             }
-            if messages != nil { port.acceptRemote(batch: &messages!, slots: slots, gaveBack: &gaveSlotsBack) }
+            if messages != nil {
+                port.acceptPumped(batch: &messages!, from: from, of: transport, gaveBack: &gaveSlotsBack)
+            }
             // Only now: the slot the first message freed pumps the sockets
             // again, and what that reads must come after this batch.
             freed?.slotFreed(port: port)
             if gotWaiter || (gaveSlotsBack && slots.waiters > 0) { transport.signalWaiters(port: port) }
             if !events.isEmpty {
-                for arrival in events { Self.act(on: arrival, port) }
+                for arrival in events { Self.act(on: arrival, transport, port) }
             }
             return outcome
         }
 
-        private static func act(on arrival: Arrival, _ port: PortCore) {
+        private static func act(on arrival: Arrival, _ transport: PortTransport, _ port: PortCore) {
             switch arrival {
-            case .closed(let kind, let used): port.connectionClosed(kind, used: used)
+            case .closed(let kind, let used, let token):
+                // A connection whose messages are parked ends after them.
+                if transport.parkEnd(of: token) { return }
+                port.connectionClosed(kind, used: used)
             case .hungUp(let proxy): proxy.remoteDied()
             }
         }
@@ -172,7 +178,9 @@ extension PortTransport {
                 if let proxy = watch.proxy { collected.append(.hungUp(proxy)) }
                 continue
             }
-            guard let connection = connection(for: token, buffers: &buffers) else { continue }
+            // A connection paused since this event was collected is not read
+            // (PortTransport+Parking.swift).
+            guard let connection = connection(for: token, buffers: &buffers), !isPaused(token) else { continue }
             // Packets that are not messages (wait packets, fragments, refused
             // packets) are read on until a message, the end or an empty
             // socket: a connection left readable by them would wake the
@@ -256,7 +264,7 @@ extension PortTransport {
             if buffers.assemblies.drop(token, returningSlotsTo: slots.counter) { collected.gaveSlotsBack = true }
             buffers.cachedConnection = nil
             close(token)
-            collected.append(.closed(connection.kind, used: false))
+            collected.append(.closed(connection.kind, used: false, token: token))
             return .closed
         case .message(var content):
             if connection.kind == .sendOnce {
@@ -264,8 +272,8 @@ extension PortTransport {
                 content.countsAgainstLimit = false
                 buffers.cachedConnection = nil
                 close(token)
-                collected.append(message: consume content)
-                collected.append(.closed(.sendOnce, used: true))
+                collected.append(message: consume content, from: token)
+                collected.append(.closed(.sendOnce, used: true, token: token))
             } else {
                 // A message holding rights or regions ends a read-ahead: what a
                 // pump has read is queued, and charged to its sender's uid
@@ -273,7 +281,7 @@ extension PortTransport {
                 // holds a peer's descriptors past its limits for one message
                 // at most, not a batch of them (P12).
                 let holds = !content.isPlain
-                collected.append(message: consume content)
+                collected.append(message: consume content, from: token)
                 if holds { return .held }
             }
             return .message
@@ -289,17 +297,32 @@ extension PortTransport {
     /// closing is counted and no-senders delivered though nobody receives
     /// on the port (`RemoteDeathWatch` hears the hang-up; see
     /// PortTransport+HangUps.swift). Nothing can arrive after a hang-up: the
-    /// loop ends with what the socket already holds.
+    /// loop ends with what the socket already holds. In rounds of a
+    /// read-ahead's worth, each queued before the next is read: a round
+    /// that finds the queue full parks and pauses the connection, and then
+    /// the rest, its end included, is read once a slot frees, by whoever
+    /// receives (its closing comes after its messages).
     func reapHangUp(_ token: UInt64, into port: PortCore) {
-        _ = pumpBuffers.withLock { buffers -> Collected in
-            var collected = Collected(takeFirst: false)
-            guard let connection = connection(for: token, buffers: &buffers) else { return collected }
-            while true {
-                let read = receiveOne(on: connection, token: token, buffers: &buffers, into: &collected)
-                if read == .closed || read == .empty { break }
-            }
-            return collected
-        }.finish(self, port)
+        var finished = false
+        while !finished && !isPaused(token) {
+            _ = pumpBuffers.withLock { buffers -> Collected in
+                var collected = Collected(takeFirst: false)
+                guard let connection = connection(for: token, buffers: &buffers) else {
+                    finished = true
+                    return collected
+                }
+                var messages = 0
+                while messages <= PumpBuffers.readAheadLimit {
+                    let read = receiveOne(on: connection, token: token, buffers: &buffers, into: &collected)
+                    if read == .closed || read == .empty {
+                        finished = true
+                        break
+                    }
+                    if read != .other { messages += 1 }
+                }
+                return collected
+            }.finish(self, port)
+        }
     }
 
     /// After a receiver took a message, reads on from the same connection

@@ -203,7 +203,9 @@ package final class PortTransport: Sendable {
                 return (Array(table.connections.values), Array(table.watches.values), Array(table.waiters.values))
             }
         }
-        ledger.withLock { $0 = PeerLedger() }
+        // Parked messages are dropped once the lock is released: their rights take locks.
+        _ = ledger.withLock { $0.reset() }
+        slots.setParked(0)
         for waiter in waiters { Self.signal(waiter, SharedSlots.wake) }
         for connection in connections { EpollControl.remove(epollFD, connection.socket.rawValue) }
         for watch in watches { EpollControl.remove(epollFD, watch.route.socket.rawValue) }
