@@ -29,10 +29,11 @@ enum ModeSwitching: Experiment {
         let threeFires = DispatchSemaphore(value: 0)
         let sixFires = DispatchSemaphore(value: 0)
         let switchedBack = DispatchSemaphore(value: 0)
+        // The article's properties, shared by the two threads.
+        let runLoopMode = HarborLock<LoopMode>(.default)                  // @property NSRunLoopMode runLoopMode
+        let isNeedRunLoopStop = HarborLock(false)                         // @property BOOL isNeedRunLoopStop
         // snippet: seed-mode-switching
         let tracking: LoopMode = "UITrackingRunLoopMode"
-        let runLoopMode = HarborLock<LoopMode>(.default)                       // @property NSRunLoopMode runLoopMode
-        let isNeedRunLoopStop = HarborLock(false)                              // @property BOOL isNeedRunLoopStop
         let subThread = LoopThread(name: "subThread") {                   // subThreadTodo
             let runLoop = Loop.current
             guard let port = try? PortSource(ReceiveRight(), { _ in }) else { return }
