@@ -84,6 +84,7 @@ int charbor_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, co
 int charbor_ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout) {
     return ppoll(fds, count, timeout, NULL);
 }
+int charbor_accept4(int fd, int flags) { return accept4(fd, NULL, NULL, flags); }
 int charbor_pidfd_wait(int pidfd, int options, pid_t *pid, int *code, int *status) {
     siginfo_t info = {0};
     int result = waitid((idtype_t)3 /* P_PIDFD */, (id_t)pidfd, &info, options);

@@ -120,6 +120,9 @@ int charbor_unix_peer_inode(int fd, uint64_t *peer_inode);
 
 // _GNU_SOURCE-only declarations Swift's importer does not see.
 int charbor_ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout);
+// accept4 is _GNU_SOURCE-only: a connection accepted with its flags set at
+// once (SOCK_CLOEXEC | SOCK_NONBLOCK), so no spawn can race a later fcntl.
+int charbor_accept4(int fd, int flags);
 
 // waitid(P_PIDFD, pidfd, …): glibc 2.36 lacks P_PIDFD, and siginfo_t's
 // si_pid/si_code/si_status are macros over unions Swift cannot reach.

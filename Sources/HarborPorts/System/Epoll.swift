@@ -94,15 +94,6 @@ package struct Epoll: ~Copyable, Sendable {
         into buffer: UnsafeMutableBufferPointer<epoll_event>,
         timeout: timespec?
     ) throws(SystemError) -> Int {
-        let count: Int
-        if var spec = timeout {
-            count = Int(charbor_epoll_pwait2(rawValue, buffer.baseAddress, CInt(buffer.count), &spec))
-        } else {
-            count = Int(charbor_epoll_pwait2(rawValue, buffer.baseAddress, CInt(buffer.count), nil))
-        }
-        if count >= 0 { return count }
-        let code = charbor_errno()
-        if code == EINTR { return 0 }
-        throw SystemError(errno: code, call: "epoll_pwait2")
+        try EpollControl.wait(rawValue, into: buffer, timeout: timeout)
     }
 }

@@ -24,6 +24,11 @@ package enum MemoryFile {
         return Int(info.st_size)
     }
 
+    /// Every seal: no write, shrink or grow, and no seal removed or added
+    /// (what a memfd must carry before a receiver may trust its bytes).
+    package static let allSeals = charbor_F_SEAL_WRITE | charbor_F_SEAL_SHRINK | charbor_F_SEAL_GROW
+        | charbor_F_SEAL_SEAL
+
     /// Adds seals (F_SEAL_*). C: `fcntl(F_ADD_SEALS)`.
     package static func addSeals(_ fd: CInt, _ seals: CInt) throws(SystemError) {
         _ = try systemCall("fcntl(F_ADD_SEALS)") { fcntl(fd, charbor_F_ADD_SEALS, seals) }

@@ -82,4 +82,10 @@ package enum PrivateMemory {
             _ = munmap(address, size)
         }
     }
+
+    /// Unmaps a mapping from ``allocate(_:)`` at once, never pooling it.
+    /// C: `munmap(2)`.
+    package static func discard(_ address: UnsafeMutableRawPointer, count: Int) {
+        _ = munmap(address, mappedSize(count))
+    }
 }
