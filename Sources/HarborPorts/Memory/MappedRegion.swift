@@ -1,6 +1,5 @@
 // Harbor — an out-of-line region: a sealed memfd mapped read-only, or a private copy.
-import CHarborLinux
-import Glibc
+import Glibc  // constants only: EPERM, EFBIG
 import Synchronization
 import SystemPackage
 
@@ -33,8 +32,7 @@ package final class MappedRegion: @unchecked Sendable {
     private let recyclable = Atomic<Bool>(true)
 
     /// The seals a received memfd must carry, all of them.
-    package static let requiredSeals = charbor_F_SEAL_WRITE | charbor_F_SEAL_SHRINK | charbor_F_SEAL_GROW
-        | charbor_F_SEAL_SEAL
+    package static let requiredSeals = MemoryFile.allSeals
 
     /// Whether `error` (thrown by `init`) means the seals were insufficient.
     package static func isUnsealed(_ error: SystemError) -> Bool {
@@ -82,7 +80,7 @@ package final class MappedRegion: @unchecked Sendable {
             if recyclable.load(ordering: .acquiring) {
                 PrivateMemory.release(address, count: count)
             } else {
-                _ = munmap(address, PrivateMemory.mappedSize(count))
+                PrivateMemory.discard(address, count: count)
             }
         } else {
             MemoryFile.unmap(address, size: count)
@@ -114,8 +112,7 @@ package final class MappedRegion: @unchecked Sendable {
             target.copyMemory(from: address!, byteCount: count)
             MemoryFile.unmap(target, size: count)
         }
-        try MemoryFile.addSeals(file.rawValue, charbor_F_SEAL_WRITE | charbor_F_SEAL_SHRINK
-                                | charbor_F_SEAL_GROW | charbor_F_SEAL_SEAL)
+        try MemoryFile.addSeals(file.rawValue, MemoryFile.allSeals)
         return try MappedRegion(sealed: file, limit: Int.max)
     }
 }

@@ -1,5 +1,4 @@
 // Harbor — out-of-line memory (P08): fill a buffer in place, send it sealed.
-import CHarborLinux
 
 /// A buffer for a large payload, filled in place and then sent out of line.
 ///
@@ -60,8 +59,7 @@ public struct OutOfLineBuffer: ~Copyable, Sendable {
             // A writable shared mapping would make F_SEAL_WRITE fail (EBUSY).
             if let address { MemoryFile.unmap(address, size: count) }
             address = nil
-            try MemoryFile.addSeals(file.rawValue, charbor_F_SEAL_WRITE | charbor_F_SEAL_SHRINK
-                                    | charbor_F_SEAL_GROW | charbor_F_SEAL_SEAL)
+            try MemoryFile.addSeals(file.rawValue, MemoryFile.allSeals)
             return try MappedRegion(sealed: file, limit: Int.max)
         }
 

@@ -1,6 +1,5 @@
 // Harbor — a port set: an epoll set over its members' readiness descriptors.
 
-import CHarborLinux
 import Synchronization
 
 package final class PortSetCore: Sendable {
@@ -52,7 +51,7 @@ package final class PortSetCore: Sendable {
 
     /// Takes the next message from any member, waiting until `deadline`.
     package func dequeue(deadline: WaitDeadline) throws(PortError) -> MessageContent {
-        var event = epoll_event()
+        var event = EpollEvent.empty
         while true {
             let count: Int
             do {
@@ -65,7 +64,7 @@ package final class PortSetCore: Sendable {
             }
             // `tryDequeue` finding nothing clears the member's readiness, so
             // the next wait sleeps (P12): no member is readable while empty.
-            if count == 1, let port = members.withLock({ $0[event.data.u64]?.port }),
+            if count == 1, let port = members.withLock({ $0[event.token]?.port }),
                let content = port.tryDequeue() {
                 return content
             }

@@ -1,6 +1,5 @@
 // Harbor — starting a process with its first message (and so its first rights).
-import CHarborLinux
-import Glibc
+import Glibc  // types only: pid_t
 
 /// A child process started by Harbor, holding its first message.
 ///
@@ -40,32 +39,21 @@ public struct ChildProcess: ~Copyable, Sendable {
         let childEnd: SharedDescriptor
         do {
             (parentEnd, childEnd) = try SeqPacketSocket.makePair()
-            try SeqPacketSocket.setOption(childEnd.rawValue, charbor_SO_PASSCRED, 1)
+            try SeqPacketSocket.passCredentials(childEnd.rawValue)
         } catch {
             throw PortError(error, "making the child's first connection")
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        // dup2 onto the same number would keep CLOEXEC; dup3 below avoids it.
-        posix_spawn_file_actions_adddup2(&actions, childEnd.rawValue, inheritedDescriptor)
-        var environment = currentEnvironment().filter { !$0.hasPrefix(environmentKey + "=") }
+        var environment = ProcessControl.environment.filter { !$0.hasPrefix(environmentKey + "=") }
         environment.append("\(environmentKey)=\(inheritedDescriptor)")
-        let argv = [executable] + arguments
-        var pid: pid_t = 0
-        let status = withCStrings(argv) { argvPointers in
-            withCStrings(environment) { environmentPointers in
-                posix_spawn(&pid, executable, &actions, nil, argvPointers, environmentPointers)
-            }
+        let pid: pid_t
+        do {
+            pid = try ProcessControl.spawn(
+                executable, arguments: [executable] + arguments, environment: environment,
+                inherit: (childEnd.rawValue, inheritedDescriptor))
+        } catch {
+            throw PortError(error, "starting \(executable)")
         }
-        if childEnd.rawValue == inheritedDescriptor {
-            // Only possible if 3 was free before the pair: dup2(3, 3) keeps CLOEXEC.
-            _ = fcntl(childEnd.rawValue, F_SETFD, 0)
-        }
-        guard status == 0 else {
-            throw PortError(SystemError(errno: status, call: "posix_spawn"), "starting \(executable)")
-        }
-        let pidfd = charbor_pidfd_open(pid, 0)
+        let pidfd = (try? ProcessControl.openDescriptor(pid)) ?? -1
         let child = ChildProcess(pid: pid, pidDescriptor: pidfd)
         let route = RemoteRoute(socket: parentEnd, slots: nil)
         var content = initialMessage.content
@@ -81,19 +69,21 @@ public struct ChildProcess: ~Copyable, Sendable {
     }
 
     deinit {
-        if pidDescriptor >= 0 { _ = Glibc.close(pidDescriptor) }
+        if pidDescriptor >= 0 { DescriptorIO.close(pidDescriptor) }
     }
 
     /// Sends `signal` to the child (through its pidfd, so never to a reused pid).
     public func kill(_ signal: CInt) {
-        if pidDescriptor >= 0 { _ = charbor_pidfd_send_signal(pidDescriptor, signal) } else { _ = Glibc.kill(pid, signal) }
+        if pidDescriptor >= 0 {
+            _ = try? ProcessControl.sendSignal(signal, through: pidDescriptor)
+        } else {
+            _ = try? ProcessControl.sendSignal(signal, to: pid)
+        }
     }
 
     /// Waits for the child to exit and returns its wait status (see `waitpid(2)`).
     public consuming func waitForExit() -> CInt {
-        var status: CInt = 0
-        while waitpid(pid, &status, 0) == -1 && charbor_errno() == EINTR {}
-        return status
+        ProcessControl.waitForExit(pid)
     }
 }
 
@@ -106,14 +96,12 @@ extension Message {
     ///   started that way, ``PortError/Code/timedOut``, or
     ///   ``PortError/Code/malformedMessage`` for anything that does not decode.
     public static func receiveInitial(timeout: Duration? = nil) throws(PortError) -> Message {
-        guard let value = getenv(ChildProcess.environmentKey), let number = CInt(String(cString: value)),
+        guard let value = ProcessControl.environmentValue(ChildProcess.environmentKey), let number = CInt(value),
               number >= 0 else {
             throw PortError(.invalidArgument, "\(ChildProcess.environmentKey) is not set")
         }
-        unsetenv(ChildProcess.environmentKey)
-        var type: CInt = 0
-        var length = socklen_t(MemoryLayout<CInt>.size)
-        guard getsockopt(number, SOL_SOCKET, SO_TYPE, &type, &length) == 0, type == charbor_SOCK_SEQPACKET else {
+        ProcessControl.unsetEnvironmentValue(ChildProcess.environmentKey)
+        guard SeqPacketSocket.isSeqPacket(number) else {
             throw PortError(.invalidArgument, "\(ChildProcess.environmentKey) does not name a Harbor connection")
         }
         let socket = SharedDescriptor(taking: number)
@@ -123,20 +111,4 @@ extension Message {
             throw PortError(.malformedMessage, "the parent closed the connection without a message")
         }
     }
-}
-
-private func currentEnvironment() -> [String] {
-    var result: [String] = []
-    guard var pointer = charbor_environ() else { return result }
-    while let entry = pointer.pointee {
-        result.append(String(cString: entry))
-        pointer += 1
-    }
-    return result
-}
-
-private func withCStrings<Result>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> Result) -> Result {
-    let pointers = strings.map { strdup($0) } + [nil]
-    defer { for pointer in pointers { free(pointer) } }
-    return body(pointers)
 }
