@@ -1,6 +1,5 @@
 // Harbor — which readiness a descriptor source watches for, and which it saw.
-import CHarborLinux
-import Glibc
+import HarborPorts
 
 /// Kinds of readiness of a file descriptor, as a descriptor source watches
 /// them and as its handler is told about them.
@@ -19,14 +18,14 @@ public struct DescriptorEvents: OptionSet, Hashable, Sendable, CustomStringConve
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Data can be read (or a listening socket has a connection waiting). `EPOLLIN`.
-    public static let readable = DescriptorEvents(rawValue: EPOLLIN.rawValue)
+    public static let readable = DescriptorEvents(rawValue: EpollEvents.readable.rawValue)
     /// Data can be written without blocking. `EPOLLOUT`.
-    public static let writable = DescriptorEvents(rawValue: EPOLLOUT.rawValue)
+    public static let writable = DescriptorEvents(rawValue: EpollEvents.writable.rawValue)
     /// The peer hung up: a pipe's writers all closed, a socket's peer shut
     /// down (`EPOLLHUP` or `EPOLLRDHUP`).
-    public static let hangUp = DescriptorEvents(rawValue: EPOLLHUP.rawValue | EPOLLRDHUP.rawValue)
+    public static let hangUp = DescriptorEvents(rawValue: EpollEvents([.hangUp, .readHangUp]).rawValue)
     /// An error is pending on the descriptor (`EPOLLERR`), e.g. a pipe's reader closed.
-    public static let error = DescriptorEvents(rawValue: EPOLLERR.rawValue)
+    public static let error = DescriptorEvents(rawValue: EpollEvents.error.rawValue)
 
     /// What epoll is asked to watch for these interests.
     var epollMask: UInt32 { rawValue }
@@ -34,10 +33,9 @@ public struct DescriptorEvents: OptionSet, Hashable, Sendable, CustomStringConve
     /// The events epoll reported, folded into the public kinds.
     init(epoll bits: UInt32) {
         var events: DescriptorEvents = []
-        if bits & EPOLLIN.rawValue != 0 { events.insert(.readable) }
-        if bits & EPOLLOUT.rawValue != 0 { events.insert(.writable) }
-        if bits & (EPOLLHUP.rawValue | EPOLLRDHUP.rawValue) != 0 { events.insert(.hangUp) }
-        if bits & EPOLLERR.rawValue != 0 { events.insert(.error) }
+        for kind in [DescriptorEvents.readable, .writable, .hangUp, .error] where bits & kind.rawValue != 0 {
+            events.insert(kind)
+        }
         self = events
     }
 

@@ -1,6 +1,5 @@
 // Harbor — process sources: a child's exit as a run-loop source, over a pidfd (RL19).
-import CHarborLinux
-import Glibc
+import Glibc  // types only: pid_t
 import HarborPorts
 
 /// How a watched process ended.
@@ -69,8 +68,8 @@ public final class ProcessSource: Sendable, CustomStringConvertible {
         guard pid > 0 else { throw SourceError(.invalidArgument, "ProcessSource needs a positive pid, got \(pid)") }
         let fd: CInt
         do {
-            fd = try systemCall("pidfd_open") { charbor_pidfd_open(pid, 0) }
-        } catch where error.code == ESRCH {
+            fd = try ProcessControl.openDescriptor(pid)
+        } catch where error.isNoSuchProcess {
             throw SourceError(.noSuchProcess, "process \(pid) does not exist", underlying: error)
         } catch {
             throw SourceError(.systemCallFailed, "cannot watch process \(pid)", underlying: error)
@@ -94,8 +93,8 @@ public final class ProcessSource: Sendable, CustomStringConvertible {
     ///   been reaped.
     public func sendSignal(_ signal: CInt) throws(SourceError) {
         do {
-            _ = try systemCall("pidfd_send_signal") { charbor_pidfd_send_signal(source.descriptor, signal) }
-        } catch where error.code == ESRCH {
+            try ProcessControl.sendSignal(signal, through: source.descriptor)
+        } catch where error.isNoSuchProcess {
             throw SourceError(.noSuchProcess, "process \(pid) has ended", underlying: error)
         } catch {
             throw SourceError(.systemCallFailed, "cannot signal process \(pid)", underlying: error)
@@ -112,16 +111,11 @@ public final class ProcessSource: Sendable, CustomStringConvertible {
 
     /// Collects the exit status with `waitid(P_PIDFD, WEXITED)`.
     private static func reap(pidfd: CInt, pid: pid_t) -> ProcessExit {
-        var reapedPID: pid_t = 0
-        var code: CInt = 0
-        var status: CInt = 0
-        var result: CInt
-        repeat {
-            result = charbor_pidfd_wait(pidfd, WEXITED, &reapedPID, &code, &status)
-        } while result < 0 && charbor_errno() == EINTR
-        guard result == 0, reapedPID != 0 else { return ProcessExit(pid: pid, status: .unavailable) }
-        if code == charbor_CLD_EXITED { return ProcessExit(pid: pid, status: .exited(code: status)) }
-        return ProcessExit(pid: pid, status: .killed(signal: status, coreDumped: code == charbor_CLD_DUMPED))
+        switch ProcessControl.reap(pidfd: pidfd) {
+        case .exited(let code): ProcessExit(pid: pid, status: .exited(code: code))
+        case .killed(let signal, let core): ProcessExit(pid: pid, status: .killed(signal: signal, coreDumped: core))
+        case .unavailable: ProcessExit(pid: pid, status: .unavailable)
+        }
     }
 }
 

@@ -1,6 +1,5 @@
 // Harbor — signal sources: Unix signals as a run-loop source, over a signalfd (RL19).
-import CHarborLinux
-import Glibc
+import Glibc  // types only: pid_t, uid_t
 import HarborPorts
 
 /// One delivered signal, as a signal source reports it.
@@ -59,10 +58,11 @@ public final class SignalSource: Sendable, CustomStringConvertible {
     /// - Throws: ``SourceError/Code/invalidArgument`` for a signal that
     ///   cannot be blocked (`SIGKILL`, `SIGSTOP`) or is out of range.
     public static func block(_ signals: [CInt]) throws(SourceError) {
-        var set = try makeSet(signals)
-        let result = pthread_sigmask(SIG_BLOCK, &set, nil)
-        guard result == 0 else {
-            throw SourceError(.systemCallFailed, "cannot block signals \(signals)", underlying: SystemError(errno: result, call: "pthread_sigmask"))
+        try check(signals)
+        do {
+            try Signals.block(signals)
+        } catch {
+            throw SourceError(.systemCallFailed, "cannot block signals \(signals)", underlying: error)
         }
     }
 
@@ -74,8 +74,8 @@ public final class SignalSource: Sendable, CustomStringConvertible {
     ///   or `SIGSTOP`; ``SourceError/Code/systemCallFailed`` if `signalfd` fails.
     public init(signals: [CInt], _ handler: @escaping @Sendable (SignalInfo) -> Void) throws(SourceError) {
         guard !signals.isEmpty else { throw SourceError(.invalidArgument, "SignalSource needs at least one signal") }
-        var set = try Self.makeSet(signals)
-        let unblocked = Self.threadsNotBlocking(signals)
+        try Self.check(signals)
+        let unblocked = Signals.threadsNotBlocking(signals)
         guard unblocked.isEmpty else {
             let names = unblocked.map { "thread \($0.thread) (signal \($0.signal))" }.joined(separator: ", ")
             throw SourceError(.signalNotBlocked, "a signalfd only receives blocked signals, but \(names) does not block it; "
@@ -83,7 +83,7 @@ public final class SignalSource: Sendable, CustomStringConvertible {
         }
         let fd: CInt
         do {
-            fd = try systemCall("signalfd") { signalfd(-1, &set, charbor_SFD_CLOEXEC | charbor_SFD_NONBLOCK) }
+            fd = try Signals.openDescriptor(for: signals)
         } catch {
             throw SourceError(.systemCallFailed, "cannot make a signalfd for \(signals)", underlying: error)
         }
@@ -91,11 +91,9 @@ public final class SignalSource: Sendable, CustomStringConvertible {
         let signalDescriptor = fd
         source = DescriptorSource(owning: OwnedDescriptor(taking: fd), events: .readable, label: "signals \(signals)") { _ in
             // Up to 16 signals per pass (RL20); the rest wait for the next.
-            var info = signalfd_siginfo()
-            let size = MemoryLayout<signalfd_siginfo>.size
             for _ in 0..<16 {
-                guard Glibc.read(signalDescriptor, &info, size) == size else { return }
-                handler(SignalInfo(signal: CInt(info.ssi_signo), senderPID: pid_t(info.ssi_pid), senderUID: info.ssi_uid))
+                guard let info = Signals.readDelivered(signalDescriptor) else { return }
+                handler(SignalInfo(signal: info.signal, senderPID: info.senderPID, senderUID: info.senderUID))
             }
         }
     }
@@ -109,53 +107,11 @@ public final class SignalSource: Sendable, CustomStringConvertible {
 
     public var description: String { "SignalSource(\(signals), valid: \(isValid))" }
 
-    private static func makeSet(_ signals: [CInt]) throws(SourceError) -> sigset_t {
-        var set = sigset_t()
-        sigemptyset(&set)
-        for signal in signals {
-            guard signal > 0, signal < 65, signal != SIGKILL, signal != SIGSTOP else {
-                throw SourceError(.invalidArgument, "signal \(signal) cannot be received through a signal source")
-            }
-            sigaddset(&set, signal)
+    /// Checks that every signal can be received through a signalfd.
+    private static func check(_ signals: [CInt]) throws(SourceError) {
+        for signal in signals where !Signals.canBeReceived(signal) {
+            throw SourceError(.invalidArgument, "signal \(signal) cannot be received through a signal source")
         }
-        return set
-    }
-
-    /// Every (thread, signal) of this process where the signal is not blocked,
-    /// read from each thread's `SigBlk` mask in `/proc/self/task/<tid>/status`.
-    static func threadsNotBlocking(_ signals: [CInt]) -> [(thread: pid_t, signal: CInt)] {
-        guard let directory = opendir("/proc/self/task") else { return [] }
-        defer { closedir(directory) }
-        var missing: [(thread: pid_t, signal: CInt)] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            guard let tid = pid_t(name), let mask = blockedMask(of: name) else { continue }
-            for signal in signals where mask & (UInt64(1) << UInt64(signal - 1)) == 0 {
-                missing.append((tid, signal))
-            }
-        }
-        return missing
-    }
-
-    private static func blockedMask(of task: String) -> UInt64? {
-        guard let file = fopen("/proc/self/task/\(task)/status", "r") else { return nil }
-        defer { fclose(file) }
-        var line = [CChar](repeating: 0, count: 256)
-        while fgets(&line, CInt(line.count), file) != nil {
-            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            if text.hasPrefix("SigBlk:") {
-                return UInt64(text.dropFirst(7).trimmingWhitespace(), radix: 16)
-            }
-        }
-        return nil
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingWhitespace() -> Substring {
-        drop { $0 == " " || $0 == "\t" }.prefix { !($0 == " " || $0 == "\t" || $0 == "\n") }
     }
 }
 

@@ -2,8 +2,6 @@
 //
 // Built on the package hooks in Loop/Loop+Embedding.swift (the ones sd-event
 // nesting uses); this file only gives them their public, general form.
-import CHarborLinux
-import Glibc
 import HarborPorts
 
 extension Loop {
@@ -60,14 +58,10 @@ extension Loop {
         preconditionOnOwnThread("Loop.runReady")
         endHostWait()
         let result = run(mode: mode, timeout: .zero, returnAfterSourceHandled: false)
-        if result == .finished, let waitset = waitsetDescriptor(for: mode) {
+        if result == .finished {
             // An empty mode returns before looking at its waitset: take the
             // edge-triggered wake-up that made it readable.
-            var events = (epoll_event(), epoll_event(), epoll_event(), epoll_event())
-            withUnsafeMutableBytes(of: &events) { raw in
-                let buffer = raw.bindMemory(to: epoll_event.self)
-                _ = epoll_wait(waitset, buffer.baseAddress, CInt(buffer.count), 0)
-            }
+            discardWaitsetWakeUp(for: mode)
         }
         return result
     }

@@ -7,9 +7,7 @@
 // readable, reads it and calls the drain: exactly what CFRunLoop does, so
 // `DispatchQueue.main.async` and `@MainActor` code run inside a Harbor
 // program as on Darwin, with no second event loop and no extra thread.
-import CHarborLinux
 import Dispatch
-import Glibc
 import HarborPorts
 import Synchronization
 
@@ -34,8 +32,7 @@ private enum MainQueueDrain {
     /// so already; this guards a build that would not).
     static let handle: CInt = {
         let fd = dispatchMainQueueHandle()
-        let flags = fcntl(fd, F_GETFL)
-        if flags >= 0 && flags & O_NONBLOCK == 0 { _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+        DescriptorIO.setNonBlocking(fd)
         return fd
     }()
 }
@@ -72,8 +69,7 @@ extension Loop {
         }
         repeat {
             MainQueueDrain.missed.store(false, ordering: .relaxed)
-            var counter: UInt64 = 0
-            _ = Glibc.read(MainQueueDrain.handle, &counter, MemoryLayout<UInt64>.size)
+            DescriptorIO.drainCounter(MainQueueDrain.handle)
             MainQueueDrain.depth.add(1, ordering: .relaxed)
             Callout.mainQueue()
             MainQueueDrain.depth.subtract(1, ordering: .relaxed)

@@ -1,5 +1,6 @@
 // Harbor — what a host event loop needs to drive this one (RL21): a mode's waitset descriptor and a hand-off around the host's sleep.
 import HarborPorts
+import Synchronization
 
 extension Loop {
     /// The epoll descriptor of `mode`'s waitset (the mode is created on first
@@ -45,5 +46,47 @@ extension Loop {
     /// is no longer waiting, so posters need not write its eventfd.
     package func endHostWait() {
         state.withLock { $0.isWaiting = false }
+    }
+
+    /// Takes the ready events of `mode`'s waitset without serving them: a
+    /// pass over an empty mode returns before looking at the waitset, and
+    /// the edge-triggered wake-up that made it readable must not make the
+    /// host call again. Only the loop's own thread may call it.
+    package func discardWaitsetWakeUp(for mode: LoopMode) {
+        guard let waitset = waitsetDescriptor(for: mode) else { return }
+        EpollControl.discardReady(waitset)
+    }
+
+    // MARK: A guest loop's descriptor (sd-event inside this loop)
+
+    /// Puts a guest event loop's descriptor in `mode`'s waitset, watched for
+    /// readable. Its events wake this loop and are otherwise ignored (their
+    /// token is no ``WaitToken`` kind); the guest is stepped by an observer.
+    /// - Throws: the `epoll_ctl` error, or EBADF if the mode has no waitset
+    ///   (`.common`, a loop whose thread has exited).
+    package func addGuestDescriptor(_ fd: CInt, to mode: LoopMode) throws(SystemError) {
+        try EpollControl.add(try waitset(mode), fd, events: .readable, token: Self.guestToken)
+    }
+
+    /// Stops (`watching` false) or restarts watching a guest descriptor
+    /// without removing it: a guest that cannot be stepped now (it is
+    /// dispatching) must not keep a nested run awake.
+    package func watchGuestDescriptor(_ fd: CInt, in mode: LoopMode, _ watching: Bool) throws(SystemError) {
+        try EpollControl.modify(try waitset(mode), fd, events: watching ? .readable : [], token: Self.guestToken)
+    }
+
+    /// Takes a guest descriptor out of `mode`'s waitset; one already gone is
+    /// not an error.
+    package func removeGuestDescriptor(_ fd: CInt, from mode: LoopMode) {
+        guard let waitset = waitsetDescriptor(for: mode) else { return }
+        EpollControl.remove(waitset, fd)
+    }
+
+    /// The token of a guest descriptor: 0, which no ``WaitToken`` decodes to.
+    private static let guestToken: UInt64 = 0
+
+    private func waitset(_ mode: LoopMode) throws(SystemError) -> CInt {
+        guard let waitset = waitsetDescriptor(for: mode) else { throw SystemError.badDescriptor("epoll_ctl") }
+        return waitset
     }
 }

@@ -1,6 +1,4 @@
 // Harbor — one run of a mode, top to bottom, in Darwin's order.
-import CHarborLinux
-import Glibc
 import HarborPorts
 
 extension Loop {
@@ -48,7 +46,7 @@ extension Loop {
             var readySources = 0
             var lastSource = 0
             for index in 0..<count {
-                switch WaitToken(rawValue: events[index].data.u64)?.kind {
+                switch WaitToken(rawValue: events[index].token)?.kind {
                 case .timer: timerFired = true
                 case .mainQueue: mainQueueReady = true
                 case .port, .descriptor: readySources += 1; lastSource = index
@@ -80,7 +78,7 @@ extension Loop {
     /// Sleeps in the mode's epoll set until something is ready or `deadline`;
     /// with `poll`, only looks. Returns how many events are in `events`.
     private func wait(
-        _ mode: ModeState, into events: UnsafeMutableBufferPointer<epoll_event>, poll: Bool, deadline: Int64?
+        _ mode: ModeState, into events: UnsafeMutableBufferPointer<EpollEvent>, poll: Bool, deadline: Int64?
     ) -> Int {
         var timeout: CInt = -1
         if poll {

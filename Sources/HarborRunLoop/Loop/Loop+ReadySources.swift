@@ -1,6 +1,4 @@
 // Harbor — step 7 of a pass: ready ports and descriptors, served by `order` (RL09, RL18).
-import CHarborLinux
-import Glibc
 import HarborPorts
 
 /// A port or descriptor source found ready by one `epoll_wait`.
@@ -19,15 +17,15 @@ struct ReadySource {
 extension Loop {
     /// Serves the one ready port or descriptor of a wait. A stale token (the
     /// source left the loop since the event was queued) is dropped.
-    func doReady(_ event: epoll_event, in mode: ModeState) -> Bool {
-        guard let token = WaitToken(rawValue: event.data.u64) else { return false }
+    func doReady(_ event: EpollEvent, in mode: ModeState) -> Bool {
+        guard let token = WaitToken(rawValue: event.token) else { return false }
         switch token.kind {
         case .port:
             guard let port = state.withLock({ $0.portSlots.lookup(token) }) else { return false }
             return doPort(port, in: mode)
         case .descriptor:
             guard let source = state.withLock({ $0.descriptorSlots.lookup(token) }) else { return false }
-            return doDescriptor(source, events: event.events, in: mode)
+            return doDescriptor(source, events: event.readiness, in: mode)
         case .wakeUp, .timer, .mainQueue:
             return false
         }
@@ -43,12 +41,12 @@ extension Loop {
     /// **Cost:** one lock for the look-ups, a sort of the ready sources,
     /// and no allocation once the depth's list has grown to the batch size.
     func doReadyInOrder(
-        _ events: UnsafeMutableBufferPointer<epoll_event>, count: Int, depth: Int, in mode: ModeState
+        _ events: UnsafeMutableBufferPointer<EpollEvent>, count: Int, depth: Int, in mode: ModeState
     ) -> Bool {
         var ready = frames.takeReadyList(at: depth)
         state.withLock { state in
             for index in 0..<count {
-                guard let token = WaitToken(rawValue: events[index].data.u64) else { continue }
+                guard let token = WaitToken(rawValue: events[index].token) else { continue }
                 switch token.kind {
                 case .port:
                     guard let port = state.portSlots.lookup(token) else { continue }
@@ -56,7 +54,7 @@ extension Loop {
                 case .descriptor:
                     guard let source = state.descriptorSlots.lookup(token) else { continue }
                     ready.append(ReadySource(
-                        order: source.order, position: index, item: .descriptor(source, events: events[index].events)))
+                        order: source.order, position: index, item: .descriptor(source, events: events[index].readiness)))
                 case .wakeUp, .timer, .mainQueue:
                     continue
                 }

@@ -1,6 +1,4 @@
 // Harbor — the run loop object: one per thread, found through `current` and `main`.
-import CHarborLinux
-import Glibc
 import DequeModule
 import HarborPorts
 import Synchronization
@@ -20,21 +18,21 @@ import Synchronization
 /// **CF equivalent:** `CFRunLoopRef` (`NSRunLoop` minus its thread-unsafety).
 public final class Loop: Sendable {
     let state: HarborLock<LoopState>
-    /// `pthread_self()` of the owning thread; 0 until claimed (the main
+    /// The owning thread's ``SystemThread/id``; 0 until claimed (the main
     /// loop may be made from another thread before the main thread asks).
     let owner: Atomic<UInt>
     /// The owner's kernel thread id, for descriptions and messages (0 for a
     /// ``LoopThread``'s loop until its thread starts).
-    var threadID: pid_t { storedThreadID.load(ordering: .relaxed) }
-    private let storedThreadID: Atomic<pid_t>
+    var threadID: Int32 { storedThreadID.load(ordering: .relaxed) }
+    private let storedThreadID: Atomic<Int32>
     /// Whether this is the main thread's loop.
     public let isMain: Bool
     /// Per-nesting-depth event buffers; touched only by the loop's thread.
     let frames = FrameBuffers()
 
-    init(owner: pthread_t?, threadID: pid_t, isMain: Bool) {
+    init(owner: SystemThread?, threadID: Int32, isMain: Bool) {
         state = HarborLock(LoopState())
-        self.owner = Atomic(owner.map { UInt($0) } ?? 0)
+        self.owner = Atomic(owner?.id ?? 0)
         storedThreadID = Atomic(threadID)
         self.isMain = isMain
     }
@@ -44,20 +42,19 @@ public final class Loop: Sendable {
     /// **Cost:** one `pthread_getspecific` after the first call.
     /// **CF equivalent:** `CFRunLoopGetCurrent`, `NSRunLoop.currentRunLoop`.
     public static var current: Loop {
-        if let existing = pthread_getspecific(loopKey) {
+        if let existing = loopKey.value {
             return Unmanaged<Loop>.fromOpaque(existing).takeUnretainedValue()
         }
-        let tid = charbor_gettid()
         let loop: Loop
-        if tid == getpid() {
+        if SystemThread.isMainThread {
             loop = main
-            loop.owner.store(UInt(pthread_self()), ordering: .releasing)
+            loop.owner.store(SystemThread.current.id, ordering: .releasing)
         } else {
-            loop = Loop(owner: pthread_self(), threadID: tid, isMain: false)
+            loop = Loop(owner: .current, threadID: SystemThread.kernelID, isMain: false)
         }
         // The thread-specific slot holds one reference; its destructor tears
         // the loop down when the thread exits.
-        pthread_setspecific(loopKey, Unmanaged.passRetained(loop).toOpaque())
+        loopKey.set(Unmanaged.passRetained(loop).toOpaque())
         return loop
     }
 
@@ -65,7 +62,7 @@ public final class Loop: Sendable {
     public static var main: Loop {
         mainLoop.withLock { stored in
             if let stored { return stored }
-            let made = Loop(owner: nil, threadID: getpid(), isMain: true)
+            let made = Loop(owner: nil, threadID: ProcessControl.processID, isMain: true)
             stored = made
             return made
         }
@@ -74,18 +71,18 @@ public final class Loop: Sendable {
     /// Makes `loop`, made before its thread existed (``LoopThread``), the
     /// calling thread's ``current`` loop. Called first thing on that thread.
     static func adopt(_ loop: Loop) {
-        precondition(pthread_getspecific(loopKey) == nil, "Harbor: a thread adopting a loop already has one")
-        loop.storedThreadID.store(charbor_gettid(), ordering: .relaxed)
-        loop.owner.store(UInt(pthread_self()), ordering: .releasing)
-        pthread_setspecific(loopKey, Unmanaged.passRetained(loop).toOpaque())
+        precondition(loopKey.value == nil, "Harbor: a thread adopting a loop already has one")
+        loop.storedThreadID.store(SystemThread.kernelID, ordering: .relaxed)
+        loop.owner.store(SystemThread.current.id, ordering: .releasing)
+        loopKey.set(Unmanaged.passRetained(loop).toOpaque())
     }
 
     /// Whether the calling thread owns this loop (and so may run it).
     public var isCurrent: Bool {
-        let me = UInt(pthread_self())
+        let me = SystemThread.current.id
         let claimed = owner.load(ordering: .acquiring)
         if claimed == me { return true }
-        if claimed == 0 && isMain && charbor_gettid() == getpid() {
+        if claimed == 0 && isMain && SystemThread.isMainThread {
             owner.store(me, ordering: .releasing)
             return true
         }
@@ -93,7 +90,7 @@ public final class Loop: Sendable {
     }
 
     func preconditionOnOwnThread(_ what: StaticString) {
-        precondition(isCurrent, "Harbor: \(what) called on thread \(charbor_gettid()), but this loop belongs to thread \(threadID); only a loop's own thread may run it")
+        precondition(isCurrent, "Harbor: \(what) called on thread \(SystemThread.kernelID), but this loop belongs to thread \(threadID); only a loop's own thread may run it")
     }
 
     /// The innermost mode the loop is running in; nil when it is not running.
@@ -171,16 +168,11 @@ private let mainLoop = HarborLock<Loop?>(nil)
 
 /// The thread-specific key holding each thread's loop; its destructor tears
 /// the loop down when the thread exits.
-private let loopKey: pthread_key_t = {
-    var key = pthread_key_t()
-    let result = pthread_key_create(&key) { pointer in
-        guard let pointer else { return }
-        let loop = Unmanaged<Loop>.fromOpaque(pointer).takeRetainedValue()
-        loop.terminate()
-    }
-    precondition(result == 0, "Harbor: pthread_key_create failed (\(result))")
-    return key
-}()
+private let loopKey = ThreadLocalKey { pointer in
+    guard let pointer else { return }
+    let loop = Unmanaged<Loop>.fromOpaque(pointer).takeRetainedValue()
+    loop.terminate()
+}
 
 /// Event buffers for `epoll_wait`, one per nesting depth, so a run nested
 /// in a callout never overwrites the events its outer run is still handling.
@@ -188,7 +180,7 @@ final class FrameBuffers: @unchecked Sendable {
     // @unchecked: used only by the loop's own thread (every run checks
     // `preconditionOnOwnThread` first).
     static let capacity = 64
-    private var buffers: [UnsafeMutableBufferPointer<epoll_event>] = []
+    private var buffers: [UnsafeMutableBufferPointer<EpollEvent>] = []
     /// Per depth, the storage step 7 sorts ready sources in (empty between passes).
     private var readyLists: [[ReadySource]] = []
     var depth = 0
@@ -207,7 +199,7 @@ final class FrameBuffers: @unchecked Sendable {
         readyLists[depth] = list
     }
 
-    func buffer(at depth: Int) -> UnsafeMutableBufferPointer<epoll_event> {
+    func buffer(at depth: Int) -> UnsafeMutableBufferPointer<EpollEvent> {
         while buffers.count <= depth {
             buffers.append(.allocate(capacity: Self.capacity))
         }
@@ -216,7 +208,7 @@ final class FrameBuffers: @unchecked Sendable {
 
     /// Replaces the buffer at `depth` with one twice as large (up to
     /// ``maximumCapacity``), once its contents have been handled.
-    func grow(at depth: Int) -> UnsafeMutableBufferPointer<epoll_event> {
+    func grow(at depth: Int) -> UnsafeMutableBufferPointer<EpollEvent> {
         let old = buffers[depth]
         guard old.count < Self.maximumCapacity else { return old }
         old.deallocate()

@@ -1,6 +1,4 @@
 // Harbor — a thread as the target of performs (performSelector:onThread:), reachable before it runs its loop.
-import CHarborLinux
-import Glibc
 import HarborPorts
 import Synchronization
 
@@ -36,7 +34,7 @@ public final class LoopThread: Sendable {
     /// The thread's loop, from creation on; the thread's `Loop.current` once it runs.
     public let loop: Loop
     private let main: HarborLock<(@Sendable () -> Void)?>
-    private let handle = HarborLock<pthread_t?>(nil)
+    private let handle = HarborLock<SystemThread?>(nil)
     private let progress = ThreadProgress()
 
     /// A thread, not started yet, that will run `main` (which typically runs
@@ -54,7 +52,7 @@ public final class LoopThread: Sendable {
         guard let main = main.withLock({ $0.take() }) else { return }
         let loop = self.loop
         let progress = self.progress
-        let body = LoopThreadBody {
+        let thread = SystemThread.start {
             Loop.adopt(loop)
             progress.state.store(ThreadProgress.executing, ordering: .releasing)
             main()
@@ -62,13 +60,6 @@ public final class LoopThread: Sendable {
             // The loop is torn down when the thread exits (RL01), which fails
             // any performAndWait still waiting for it.
         }
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(body).toOpaque()
-        let result = pthread_create(&thread, nil, { context in
-            Unmanaged<LoopThreadBody>.fromOpaque(context!).takeRetainedValue().run()
-            return nil
-        }, context)
-        precondition(result == 0, "Harbor: pthread_create failed (\(result))")
         handle.withLock { $0 = thread }
     }
 
@@ -104,13 +95,13 @@ public final class LoopThread: Sendable {
     /// at once if the thread was never started, was joined already, or is
     /// the calling thread. (NSThread has no join; tests and shutdowns need one.)
     public func join() {
-        guard let thread = handle.withLock({ $0.take() }), pthread_equal(thread, pthread_self()) == 0 else { return }
-        pthread_join(thread, nil)
+        guard let thread = handle.withLock({ $0.take() }), !thread.isCurrent else { return }
+        thread.join()
     }
 
     deinit {
         if let thread = handle.withLock({ $0.take() }) {
-            pthread_detach(thread)  // still running or not yet joined: let it end alone
+            thread.detach()  // still running or not yet joined: let it end alone
         } else if main.withLock({ $0 != nil }) {
             loop.terminate()  // never started: release its descriptors, fail its waiters
         }
@@ -123,10 +114,4 @@ private final class ThreadProgress: Sendable {
     static let executing: UInt8 = 1
     static let finished: UInt8 = 2
     let state = Atomic<UInt8>(notStarted)
-}
-
-/// The closure a new thread runs, boxed to cross `pthread_create`.
-private final class LoopThreadBody: Sendable {
-    let run: @Sendable () -> Void
-    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
 }

@@ -1,6 +1,4 @@
 // Harbor — a worker thread that runs a loop until told to stop, for real.
-import CHarborLinux
-import Glibc
 import HarborPorts
 import Synchronization
 
@@ -27,7 +25,7 @@ public final class RunLoopThread: Sendable {
     public let loop: Loop
     /// The worker's name, for logs and descriptions.
     public let name: String
-    private let thread: HarborLock<pthread_t?>
+    private let thread: HarborLock<SystemThread?>
     private let stopping = StopFlag()
     private let keepAlive = LoopSource(order: .max, label: "RunLoopThread keep-alive") {}
 
@@ -37,7 +35,7 @@ public final class RunLoopThread: Sendable {
         let handOff = HandOff()
         let stopping = self.stopping
         let keepAlive = self.keepAlive
-        let body = ThreadBody {
+        let handle = SystemThread.start {
             let loop = Loop.current
             loop.add(keepAlive, forMode: .default)
             handOff.deliver(loop)
@@ -45,14 +43,6 @@ public final class RunLoopThread: Sendable {
                 if loop.run(mode: .default, timeout: nil, returnAfterSourceHandled: false) == .finished { break }
             }
         }
-        var handle = pthread_t()
-        let context = Unmanaged.passRetained(body).toOpaque()
-        let result = pthread_create(&handle, nil, { context in
-            let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
-            body.run()
-            return nil
-        }, context)
-        precondition(result == 0, "Harbor: pthread_create failed (\(result))")
         thread = HarborLock(handle)
         loop = handOff.wait()
     }
@@ -83,10 +73,10 @@ public final class RunLoopThread: Sendable {
         let loop = self.loop
         loop.perform(inModes: [.default]) { loop.stop() }
         guard let handle = thread.withLock({ $0.take() }) else { return }
-        if pthread_equal(handle, pthread_self()) != 0 {
-            pthread_detach(handle)
+        if handle.isCurrent {
+            handle.detach()
         } else {
-            pthread_join(handle, nil)
+            handle.join()
         }
     }
 
@@ -96,12 +86,6 @@ public final class RunLoopThread: Sendable {
 /// Shared between the worker and whoever stops it.
 private final class StopFlag: Sendable {
     let value = Atomic(false)
-}
-
-/// The closure a new thread runs, boxed to cross `pthread_create`.
-private final class ThreadBody: Sendable {
-    let run: @Sendable () -> Void
-    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
 }
 
 /// Hands the new thread's loop to the thread that started it.
