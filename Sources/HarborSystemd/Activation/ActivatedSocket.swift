@@ -1,6 +1,7 @@
 // Harbor — socket activation: the descriptors systemd passed (LISTEN_FDS, LISTEN_FDNAMES).
 import CSystemd
-import Glibc
+import Glibc  // constants only: SOCK_STREAM
+import HarborPorts
 import Synchronization
 
 /// A descriptor the service manager passed to this process at start-up
@@ -26,7 +27,7 @@ public final class ActivatedSocket: Sendable, CustomStringConvertible {
         self.descriptor = descriptor
     }
 
-    deinit { if owned.load(ordering: .acquiring) { close(descriptor) } }
+    deinit { if owned.load(ordering: .acquiring) { DescriptorIO.close(descriptor) } }
 
     /// Takes ownership of the descriptor (the object will not close it);
     /// nil if it was already taken.
@@ -54,13 +55,13 @@ public enum SocketActivation {
         let count = try checkSystemd(sd_listen_fds_with_names(unsetEnvironment ? 1 : 0, &names), "sd_listen_fds_with_names")
         defer {
             if let names {
-                for index in 0..<Int(count) { free(names[index]) }
-                free(names)
+                for index in 0..<Int(count) { CAllocation.free(names[index]) }
+                CAllocation.free(names)
             }
         }
         return (0..<count).map { index in
             let fd = SD_LISTEN_FDS_START + index
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            DescriptorIO.setCloseOnExec(fd)
             let name = names?[Int(index)].map { String(cString: $0) } ?? "unknown"
             return ActivatedSocket(name: name, descriptor: fd)
         }

@@ -1,7 +1,5 @@
 // Harbor — shape S01: a Harbor run loop nested inside an sd-event loop (sd-event owns the thread).
-import CHarborLinux
 import CSystemd
-import Glibc
 import HarborPorts
 import HarborRunLoop
 
@@ -79,7 +77,7 @@ public final class LoopInsideSDEvent: @unchecked Sendable {
         }
         let me = Unmanaged.passUnretained(self).toOpaque()
         var io: OpaquePointer?
-        _ = try checkSystemd(sd_event_add_io(event.pointer, &io, waitset, UInt32(EPOLLIN.rawValue), { _, _, _, userdata in
+        _ = try checkSystemd(sd_event_add_io(event.pointer, &io, waitset, EpollEvents.readable.rawValue, { _, _, _, userdata in
             Unmanaged<LoopInsideSDEvent>.fromOpaque(userdata!).takeUnretainedValue().runPass()
             return 0
         }, me), "sd_event_add_io")
@@ -136,18 +134,10 @@ public final class LoopInsideSDEvent: @unchecked Sendable {
             // An empty mode returns before looking at its waitset; take what
             // made it readable (an edge-triggered wake-up) so sd-event does
             // not call us again for it.
-            drainWaitset()
+            loop.discardWaitsetWakeUp(for: mode)
         }
     }
 
-    private func drainWaitset() {
-        guard let waitset = loop.waitsetDescriptor(for: mode) else { return }
-        var events = (epoll_event(), epoll_event(), epoll_event(), epoll_event())
-        withUnsafeMutableBytes(of: &events) { raw in
-            let buffer = raw.bindMemory(to: epoll_event.self)
-            _ = epoll_wait(waitset, buffer.baseAddress, CInt(buffer.count), 0)
-        }
-    }
 
     /// sd-event is about to sleep: arm the Harbor timers in the waitset and
     /// let posters wake us; if work is already waiting, run a pass first.

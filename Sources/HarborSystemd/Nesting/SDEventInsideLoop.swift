@@ -1,7 +1,6 @@
 // Harbor — shape S02: an sd-event loop nested inside a Harbor run loop (Harbor owns the thread).
-import CHarborLinux
 import CSystemd
-import Glibc
+import HarborPorts
 import HarborRunLoop
 
 /// Lets a Harbor run loop drive an sd-event loop on the same thread: while
@@ -45,7 +44,6 @@ public final class SDEventInsideLoop: @unchecked Sendable {
     public let loop: Loop
     /// The mode in which sd-event runs.
     public let mode: LoopMode
-    private let waitset: CInt
     private var source: LoopSource?
     private var observer: LoopObserver?
     private var dispatching = false
@@ -84,15 +82,15 @@ public final class SDEventInsideLoop: @unchecked Sendable {
         guard event.state != .finished else {
             throw SystemdError(.finished, call: "SDEventInsideLoop.init", "the sd-event loop has exited")
         }
-        guard let waitset = loop.waitsetDescriptor(for: mode) else {
+        guard loop.waitsetDescriptor(for: mode) != nil else {
             throw SystemdError(.notAvailable, call: "SDEventInsideLoop.init", "the loop's thread has exited")
         }
-        self.waitset = waitset
-        // Token 0 is no kind the Harbor loop knows: it wakes the loop and is
-        // otherwise ignored; the observer below does the work.
-        var registration = epoll_event(events: UInt32(EPOLLIN.rawValue), data: epoll_data_t(u64: 0))
-        guard epoll_ctl(waitset, EPOLL_CTL_ADD, event.descriptor, &registration) == 0 else {
-            throw SystemdError(.system, errno: charbor_errno(), call: "epoll_ctl", "cannot add sd-event's descriptor to mode \(mode)")
+        // A guest descriptor wakes the Harbor loop and is otherwise ignored
+        // there; the observer below does the work.
+        do {
+            try loop.addGuestDescriptor(event.descriptor, to: mode)
+        } catch {
+            throw SystemdError(.system, errno: error.code, call: "epoll_ctl", "cannot add sd-event's descriptor to mode \(mode)")
         }
         event.drivenByLoop = true
         let source = LoopSource(order: order, label: "sd-event") { [weak self] in self?.dispatch() }
@@ -116,7 +114,7 @@ public final class SDEventInsideLoop: @unchecked Sendable {
         observer?.invalidate()
         self.source = nil
         observer = nil
-        _ = epoll_ctl(waitset, EPOLL_CTL_DEL, event.descriptor, nil)
+        loop.removeGuestDescriptor(event.descriptor, from: mode)
         event.drivenByLoop = false
     }
 
@@ -176,13 +174,11 @@ public final class SDEventInsideLoop: @unchecked Sendable {
 
     private func suspend() {
         guard !suspended else { return }
-        var registration = epoll_event(events: 0, data: epoll_data_t(u64: 0))
-        if epoll_ctl(waitset, EPOLL_CTL_MOD, event.descriptor, &registration) == 0 { suspended = true }
+        if (try? loop.watchGuestDescriptor(event.descriptor, in: mode, false)) != nil { suspended = true }
     }
 
     private func resume() {
-        var registration = epoll_event(events: UInt32(EPOLLIN.rawValue), data: epoll_data_t(u64: 0))
-        _ = epoll_ctl(waitset, EPOLL_CTL_MOD, event.descriptor, &registration)
+        _ = try? loop.watchGuestDescriptor(event.descriptor, in: mode, true)
         suspended = false
     }
 

@@ -1,6 +1,6 @@
 // Harbor — service notifications to systemd: readiness, status, stopping, watchdog pings.
 import CSystemd
-import Glibc
+import HarborPorts
 import HarborRunLoop
 
 /// Tells the service manager about this process over `$NOTIFY_SOCKET`
@@ -25,7 +25,7 @@ public struct ServiceNotifier: Sendable {
     public init() {}
 
     /// Whether a service manager listens (`NOTIFY_SOCKET` is set).
-    public var isSupervised: Bool { getenv("NOTIFY_SOCKET") != nil }
+    public var isSupervised: Bool { ProcessControl.environmentValue("NOTIFY_SOCKET") != nil }
 
     /// Sends newline-separated `KEY=value` assignments as one datagram.
     /// - Returns: true if sent, false when there is no `NOTIFY_SOCKET`.

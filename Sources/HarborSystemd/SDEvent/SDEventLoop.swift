@@ -1,6 +1,7 @@
 // Harbor — an owned sd-event loop: create, run, exit, and the thread it belongs to.
 import CSystemd
-import Glibc
+import Glibc  // constants only: EBUSY, ESTALE
+import HarborPorts
 
 /// An sd-event loop (`sd_event *`) that Harbor owns: made with
 /// `sd_event_new`, released with `sd_event_unref` when the last reference
@@ -25,7 +26,7 @@ public final class SDEventLoop: @unchecked Sendable {
     /// The `sd_event *`, for adding sources through libsystemd's own C API.
     /// Borrowed: do not unref it. Use it only on the loop's thread.
     public let pointer: OpaquePointer
-    private let owner: pthread_t
+    private let owner: SystemThread
     /// Set while a Harbor loop drives this one (shape S02), so misuse can
     /// say so.
     var drivenByLoop = false
@@ -37,13 +38,13 @@ public final class SDEventLoop: @unchecked Sendable {
         _ = try checkSystemd(sd_event_new(&event), "sd_event_new")
         guard let event else { throw SystemdError(.system, call: "sd_event_new", "returned no loop") }
         pointer = event
-        owner = pthread_self()
+        owner = .current
     }
 
     deinit { sd_event_unref(pointer) }
 
     /// Whether the calling thread is the one this loop belongs to.
-    public var isOwnThread: Bool { pthread_equal(owner, pthread_self()) != 0 }
+    public var isOwnThread: Bool { owner.isCurrent }
 
     func checkThread(_ call: String) throws(SystemdError) {
         guard isOwnThread else {

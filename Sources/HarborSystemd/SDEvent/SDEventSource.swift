@@ -1,6 +1,6 @@
 // Harbor — sd-event sources made from Swift closures: io, time, signal, defer.
 import CSystemd
-import Glibc
+import Glibc  // constants only: EINVAL
 
 /// An event source of an ``SDEventLoop`` whose handler is a Swift closure.
 ///
