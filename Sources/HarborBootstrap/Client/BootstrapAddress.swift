@@ -1,5 +1,5 @@
 // Harbor — where a process finds the name server, with no configuration.
-import Glibc
+import HarborPorts
 
 /// The bootstrap socket's location.
 ///
@@ -20,9 +20,9 @@ public enum BootstrapAddress {
     /// The socket a client connects to (see the type's description). Costs an
     /// environment look-up and at most one `access(2)`.
     public static var clientPath: String {
-        if let value = getenv(environmentKey), value.pointee != 0 { return String(cString: value) }
-        if geteuid() == 0 { return systemPath }
-        if let user = userPath, access(user, F_OK) == 0 { return user }
+        if let value = ProcessControl.environmentValue(environmentKey), !value.isEmpty { return value }
+        if ProcessControl.effectiveUserID == 0 { return systemPath }
+        if let user = userPath, FileSystem.exists(user) { return user }
         return systemPath
     }
 
@@ -30,13 +30,13 @@ public enum BootstrapAddress {
     /// root, the per-user one otherwise (the system one if there is no
     /// `XDG_RUNTIME_DIR`).
     public static var serverPath: String {
-        if geteuid() == 0 { return systemPath }
+        if ProcessControl.effectiveUserID == 0 { return systemPath }
         return userPath ?? systemPath
     }
 
     /// `$XDG_RUNTIME_DIR/harbor/bootstrap.sock`, if `XDG_RUNTIME_DIR` is set.
     public static var userPath: String? {
-        guard let runtime = getenv("XDG_RUNTIME_DIR"), runtime.pointee != 0 else { return nil }
-        return String(cString: runtime) + "/harbor/bootstrap.sock"
+        guard let runtime = ProcessControl.environmentValue("XDG_RUNTIME_DIR"), !runtime.isEmpty else { return nil }
+        return runtime + "/harbor/bootstrap.sock"
     }
 }

@@ -1,5 +1,4 @@
 // Harbor — a process's connection to the name server: look up, check in, register, list.
-import Glibc
 import HarborPorts
 import Synchronization
 
@@ -60,7 +59,7 @@ public final class BootstrapClient: Sendable {
     /// again if that server goes.
     public init(bootstrapPort: SendRight, timeout: Duration = .seconds(5)) {
         self.timeout = timeout
-        link = BootstrapLink(right: bootstrapPort, serverPID: getpid(), timeout: timeout)
+        link = BootstrapLink(right: bootstrapPort, serverPID: ProcessControl.processID, timeout: timeout)
         replies = HarborLock(ReceiveRight())
     }
 

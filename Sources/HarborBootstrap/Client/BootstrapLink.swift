@@ -1,5 +1,5 @@
 // Harbor — a client's link to the name server: its bootstrap right, who serves it, connecting again.
-import Glibc
+import Glibc  // types only: pid_t
 import HarborPorts
 
 /// The bootstrap right a process uses now, shared by its `BootstrapClient`
@@ -61,7 +61,7 @@ final class BootstrapLink: Sendable {
     /// server's refusal, when this uid is at its limit of connections).
     static func connect(_ path: String, timeout: Duration) throws(BootstrapError) -> (SendRight, pid_t) {
         let connection: SharedDescriptor
-        do { connection = try UnixSocket.connect(to: path) } catch {
+        do { connection = try SeqPacketSocket.connect(to: path) } catch {
             throw BootstrapError(.unreachable, "cannot connect to \(path): \(error)")
         }
         var welcome: Message

@@ -1,6 +1,5 @@
 // Harbor — a process's session with the name server: it answers look-ups of the names the process holds,
 // tells the server when their ports die, and checks them in again when the server restarts.
-import Glibc
 import HarborPorts
 import Synchronization
 
@@ -32,7 +31,7 @@ final class BootstrapSession: Sendable {
     let link: BootstrapLink
     private let table = HarborLock(Table())
     private let replies = HarborLock(ReceiveRight())
-    private let thread = HarborLock<pthread_t?>(nil)
+    private let thread = HarborLock<SystemThread?>(nil)
 
     /// A name this process holds.
     struct Held: Sendable {
@@ -57,18 +56,10 @@ final class BootstrapSession: Sendable {
         self.link = link
         right = port.makeSendRight()
         do { try port.setQueueLimit(256) } catch {}
-        let body = SessionThreadBody { [self] in self.run() }
-        var handle = pthread_t()
-        let context = Unmanaged.passRetained(body).toOpaque()
-        let result = pthread_create(&handle, nil, { context in
-            let body = Unmanaged<SessionThreadBody>.fromOpaque(context!).takeRetainedValue()
-            body.run()
-            return nil
-        }, context)
-        if result == 0 {
+        // Without a thread (out of threads) the session answers nothing; the
+        // names still work for this process, as before the session existed.
+        if let handle = try? SystemThread.spawn({ [self] in self.run() }) {
             thread.withLock { $0 = handle }
-        } else {
-            Unmanaged<SessionThreadBody>.fromOpaque(context).release()
         }
     }
 
@@ -120,10 +111,10 @@ final class BootstrapSession: Sendable {
         }
         do { try port.makeSendOnceRight().send(Message(id: Self.wakeID)) } catch {}
         guard idle, let handle = thread.withLock({ $0.take() }) else { return }
-        if pthread_equal(handle, pthread_self()) != 0 {
-            pthread_detach(handle)
+        if handle.isCurrent {
+            handle.detach()
         } else {
-            pthread_join(handle, nil)
+            handle.join()
         }
     }
 
@@ -170,8 +161,8 @@ final class BootstrapSession: Sendable {
             if shouldEnd() { break }
         }
         thread.withLock { handle in
-            if let mine = handle, pthread_equal(mine, pthread_self()) != 0 {
-                pthread_detach(mine)
+            if let mine = handle, mine.isCurrent {
+                mine.detach()
                 handle = nil
             }
         }
@@ -290,12 +281,6 @@ final class ParkedLookUp: @unchecked Sendable {
     // @unchecked: created and emptied under the session table's lock only.
     var message: Message?
     init(_ message: consuming Message) { self.message = .some(message) }
-}
-
-/// The closure the session's thread runs, boxed to cross `pthread_create`.
-private final class SessionThreadBody: Sendable {
-    let run: @Sendable () -> Void
-    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
 }
 
 extension Message {

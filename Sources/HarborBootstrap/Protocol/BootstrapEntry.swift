@@ -1,5 +1,6 @@
 // Harbor — one line of the name server's listing.
-import Glibc
+import Glibc  // types only: pid_t, uid_t
+import HarborPorts
 
 /// A name the name server knows, as `list` reports it.
 ///

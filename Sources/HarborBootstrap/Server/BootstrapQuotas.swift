@@ -1,5 +1,5 @@
 // Harbor — what one uid may make the name server hold, and its descriptor reserve.
-import Glibc
+import HarborPorts
 
 /// The per-uid limits of the name server (Docs/harbord.md, "Limits").
 ///
@@ -49,18 +49,8 @@ struct DescriptorBudget {
     let baseline: Int
 
     init(quotas: BootstrapQuotas) {
-        var limits = rlimit()
-        if getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limits) == 0 {
-            // Take all the kernel allows this process: the limits above bound each uid.
-            if limits.rlim_cur < limits.rlim_max {
-                var raised = limits
-                raised.rlim_cur = limits.rlim_max
-                if setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &raised) == 0 { limits = raised }
-            }
-            limit = Int(clamping: limits.rlim_cur)
-        } else {
-            limit = 1024
-        }
+        // Take all the kernel allows this process: the limits above bound each uid.
+        limit = FileSystem.raiseDescriptorLimit() ?? 1024
         reserve = quotas.descriptorReserve ?? max(64, limit / 16)
         baseline = Self.openDescriptors()
     }
@@ -79,13 +69,8 @@ struct DescriptorBudget {
 
     /// Descriptors open now (a directory read of /proc/self/fd).
     static func openDescriptors() -> Int {
-        guard let directory = opendir("/proc/self/fd") else { return 0 }
-        defer { closedir(directory) }
-        var count = -1  // the directory's own descriptor
-        while let entry = readdir(directory) {
-            if entry.pointee.d_name.0 != UInt8(ascii: ".") { count += 1 }
-        }
-        return max(0, count)
+        guard let entries = FileSystem.entries(of: "/proc/self/fd") else { return 0 }
+        return max(0, entries.count - 1)  // less the directory's own descriptor
     }
 }
 

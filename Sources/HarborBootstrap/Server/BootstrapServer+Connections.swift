@@ -1,5 +1,5 @@
 // Harbor — the name server's connections: accepting, per-uid bootstrap ports, notifications, charges.
-import Glibc
+import Glibc  // types and constants only: uid_t, EMFILE, ENFILE
 import HarborPorts
 import HarborRunLoop
 
@@ -10,7 +10,7 @@ extension BootstrapServer {
         for _ in 0..<64 {
             let connection: SharedDescriptor
             do {
-                guard let accepted = try UnixSocket.accept(on: listener.rawValue) else { break }
+                guard let accepted = try SeqPacketSocket.accept(on: listener.rawValue) else { break }
                 connection = accepted
             } catch {
                 log(.warning, "accept: \(error)")
@@ -41,7 +41,7 @@ extension BootstrapServer {
     /// Sends the new connection its bootstrap right (to its uid's port), or
     /// a refusal with the reason when its uid is at a limit.
     private func welcome(_ connection: SharedDescriptor) {
-        guard let uid = UnixSocket.peerUID(connection.rawValue) else {
+        guard let uid = SeqPacketSocket.peerUID(connection.rawValue) else {
             log(.debug, "a client left before it was welcomed")
             return
         }

@@ -1,5 +1,5 @@
 // Harbor — the name server's names: who holds them, deaths, and the ports of names waiting for their service.
-import Glibc
+import Glibc  // types only: pid_t, uid_t
 import HarborPorts
 
 extension BootstrapServer {
@@ -86,7 +86,7 @@ extension BootstrapServer {
             entry.unitRequested = true
             activate(unit, for: entry.key.name)
         }
-        if sender.pid != getpid(), waiting.handedOut[sender.pid] == nil {
+        if sender.pid != ProcessControl.processID, waiting.handedOut[sender.pid] == nil {
             if let refusal = admitWaitingRight(for: sender.uid) {
                 refuse(&request, refusal)
                 return
@@ -115,7 +115,7 @@ extension BootstrapServer {
     private func forgetExitedProcesses(of uid: uid_t) {
         for entry in entries.values {
             guard let waiting = entry.waiting else { continue }
-            for (pid, owner) in waiting.handedOut where owner == uid && kill(pid, 0) != 0 && errno == ESRCH {
+            for (pid, owner) in waiting.handedOut where owner == uid && !ProcessControl.exists(pid) {
                 waiting.handedOut[pid] = nil
                 charge(uid) { $0.waitingRights -= 1 }
             }

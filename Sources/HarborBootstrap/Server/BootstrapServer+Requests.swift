@@ -1,5 +1,5 @@
 // Harbor — the name server's requests: look up, check in, register, unregister, list, gone.
-import Glibc
+import Glibc  // types only: uid_t
 import HarborPorts
 
 extension BootstrapServer {

@@ -1,6 +1,5 @@
 // Harbor — the name server: the listening socket, the per-uid bootstrap ports and the table of names.
-import CHarborLinux
-import Glibc
+import Glibc  // types only: uid_t
 import HarborPorts
 import HarborRunLoop
 
@@ -98,11 +97,11 @@ public final class BootstrapServer: @unchecked Sendable {
         starter = UnitStarter(override: unitStarter)
         switch endpoint {
         case .adopted(let fd):
-            guard UnixSocket.isListeningSeqPacket(fd) else {
+            guard SeqPacketSocket.isListening(fd) else {
                 throw BootstrapError(.unreachable, "descriptor \(fd) is not a listening SOCK_SEQPACKET socket")
             }
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            DescriptorIO.setNonBlocking(fd)
+            DescriptorIO.setCloseOnExec(fd)
             listener = SharedDescriptor(taking: fd)
             socketPath = nil
         case .path(let path):
@@ -157,7 +156,7 @@ public final class BootstrapServer: @unchecked Sendable {
         users = [:]
         userByPort = [:]
         charges = [:]
-        if let socketPath { unlink(socketPath) }
+        if let socketPath { FileSystem.remove(socketPath) }
         log(.info, "stopped; released \(count) name\(count == 1 ? "" : "s")")
     }
 
@@ -168,7 +167,7 @@ public final class BootstrapServer: @unchecked Sendable {
 
     /// A send right to the bootstrap port of this process's uid, for a client
     /// in this process (loop's thread).
-    public func makeBootstrapRight() -> SendRight? { userPort(for: geteuid())?.port.makeSendRight() }
+    public func makeBootstrapRight() -> SendRight? { userPort(for: ProcessControl.effectiveUserID)?.port.makeSendRight() }
 
     func reportIfChanged() {
         let current = summary
@@ -221,21 +220,20 @@ public final class BootstrapServer: @unchecked Sendable {
     private static func bind(_ path: String) throws(BootstrapError) -> SharedDescriptor {
         if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
             let directory = String(path[..<slash])
-            if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-                throw BootstrapError(.unreachable, "cannot make \(directory): \(String(cString: strerror(errno)))")
+            do { try FileSystem.makeDirectory(directory, mode: 0o755) } catch {
+                throw BootstrapError(.unreachable, "cannot make \(directory): \(SystemError.reason(error.code))")
             }
         }
-        var info = stat()
-        if lstat(path, &info) == 0 {
-            guard info.st_mode & S_IFMT == S_IFSOCK else {
+        if let isSocket = FileSystem.isSocket(path) {
+            guard isSocket else {
                 throw BootstrapError(.unreachable, "\(path) exists and is not a socket")
             }
-            if (try? UnixSocket.connect(to: path)) != nil {
+            if (try? SeqPacketSocket.connect(to: path)) != nil {
                 throw BootstrapError(.unreachable, "another name server is already listening on \(path)")
             }
-            unlink(path)  // stale: its server is gone
+            FileSystem.remove(path)  // stale: its server is gone
         }
-        do { return try UnixSocket.listen(at: path) } catch {
+        do { return try SeqPacketSocket.listen(at: path) } catch {
             throw BootstrapError(.unreachable, "cannot listen on \(path): \(error)")
         }
     }

@@ -1,5 +1,5 @@
 // Harbor — what the name server keeps: names, the ports of waiting names, sessions, per-uid ports.
-import Glibc
+import Glibc  // types only: pid_t, uid_t
 import HarborPorts
 
 /// Where a name is kept: a uid's own namespace or the shared one.

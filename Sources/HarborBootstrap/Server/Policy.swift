@@ -1,5 +1,6 @@
 // Harbor — the policy file: names declared ahead of their services, and names shared across users.
-import Glibc
+import Glibc  // types only: uid_t
+import HarborPorts
 
 /// The name server's policy: the names it creates at start-up.
 ///
@@ -47,8 +48,11 @@ public struct BootstrapPolicy: Sendable, Hashable {
     /// Reads and parses the file at `path`.
     /// - Throws: ``BootstrapPolicyError`` naming the file and each bad line.
     public init(contentsOf path: String) throws(BootstrapPolicyError) {
-        guard let bytes = Self.read(path) else {
-            throw BootstrapPolicyError(file: path, problems: [(0, "cannot read the file: \(String(cString: strerror(errno)))")])
+        let bytes: [UInt8]
+        do {
+            bytes = try FileSystem.contents(of: path, readingAtMost: Self.maximumSize)
+        } catch {
+            throw BootstrapPolicyError(file: path, problems: [(0, "cannot read the file: \(SystemError.reason(error.code))")])
         }
         try self.init(parsing: bytes, file: path)
     }
@@ -154,22 +158,6 @@ public struct BootstrapPolicy: Sendable, Hashable {
                 false
             }
         }
-    }
-
-    private static func read(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while bytes.count <= maximumSize {
-            let count = Glibc.read(fd, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { return nil }
-            if count == 0 { break }
-            bytes += chunk[0..<count]
-        }
-        return bytes
     }
 }
 

@@ -1,6 +1,5 @@
 // Harbor — socket activation of a declared service: asking systemd to start its unit.
-import CHarborLinux
-import Glibc
+import HarborPorts
 import HarborRunLoop
 
 /// Starts the systemd unit of a declared name whose service is not running,
@@ -23,8 +22,7 @@ struct UnitStarter: Sendable {
         if let override {
             program = override
         } else {
-            var info = stat()
-            program = stat("/run/systemd/system", &info) == 0 ? "systemctl" : nil
+            program = FileSystem.exists("/run/systemd/system") ? "systemctl" : nil
         }
     }
 
@@ -33,29 +31,25 @@ struct UnitStarter: Sendable {
     func start(_ unit: String, loop: Loop, mode: LoopMode, finished: @escaping @Sendable (Bool, String) -> Void) -> Bool {
         guard let program else { return false }
         let words: [String] = [program, "start", "--no-block", unit]
-        let argv: [UnsafeMutablePointer<CChar>?] = words.map { word in word.withCString { strdup($0) } } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var spawned: pid_t = 0
-        let status = posix_spawnp(&spawned, program, nil, nil, argv, charbor_environ())
-        let pid = spawned
-        guard status == 0 else {
-            finished(false, "cannot run \(program): \(String(cString: strerror(status)))")
+        let pid: Int32
+        do {
+            pid = try ProcessControl.spawn(
+                program, arguments: words, environment: ProcessControl.environment, searchPath: true)
+        } catch {
+            finished(false, "cannot run \(program): \(SystemError.reason(error.code))")
             return true
         }
-        let pidfd = charbor_pidfd_open(pid, 0)
-        guard pidfd >= 0 else {
+        guard let pidfd = try? ProcessControl.openDescriptor(pid) else {
             // No pidfd (old kernel): reap when the next child is reaped; report at once.
             finished(true, "\(program) start --no-block \(unit) started (pid \(pid))")
             return true
         }
         let reaper = Reaper()
         reaper.watch = DescriptorWatch(pidfd, loop: loop, mode: mode, label: "reap \(program)") {
-            var wait: CInt = 0
-            let reaped = waitpid(pid, &wait, WNOHANG)
-            guard reaped == pid || (reaped < 0 && errno == ECHILD) else { return }
+            guard let wait = ProcessControl.reapIfExited(pid) else { return }
             reaper.watch?.invalidate()
             reaper.watch = nil
-            close(pidfd)
+            DescriptorIO.close(pidfd)
             let exited = (wait & 0x7f) == 0
             let code = (wait >> 8) & 0xff
             if exited && code == 0 {
@@ -64,7 +58,7 @@ struct UnitStarter: Sendable {
                 finished(false, "\(program) start --no-block \(unit) failed (" + (exited ? "exit \(code)" : "signal \(wait & 0x7f)") + ")")
             }
         }
-        if reaper.watch == nil { close(pidfd) }
+        if reaper.watch == nil { DescriptorIO.close(pidfd) }
         return true
     }
 }
