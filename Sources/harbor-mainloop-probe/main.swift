@@ -17,20 +17,11 @@ func say(_ line: String) {
     fflush(nil)
 }
 
-func onMainThread() -> Bool { charbor_gettid() == getpid() }
+func onMainThread() -> Bool { SystemThread.isMainThread }
 
 /// Starts `body` on a new detached thread.
 func detached(_ body: @escaping @Sendable () -> Void) {
-    final class Box: Sendable {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    }
-    var thread = pthread_t()
-    pthread_create(&thread, nil, { context in
-        Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
-        return nil
-    }, Unmanaged.passRetained(Box(body)).toOpaque())
-    pthread_detach(thread)
+    SystemThread.start(body).detach()
 }
 
 /// RL14 and A03: the main loop drains the main queue in common modes only.

@@ -171,7 +171,7 @@ extension RunLoopTests {
                 ready.open()
                 Loop.current.runUntilStopped()
             }
-            let started = Background { thread.start() }
+            let started = SystemThread.start { thread.start() }
             let ranOn = HarborLock<Loop?>(nil)
             try thread.performAndWait { ranOn.withLock { $0 = Loop.current } }
             #expect(ranOn.withLock { $0 } === thread.loop)

@@ -24,7 +24,7 @@ extension RunLoopTests {
                     }
                     loop.add(source, forMode: .default)
                     // Another thread writes while the loop sleeps: the loop wakes by itself.
-                    let writer = Background { pipe.send("hello") }
+                    let writer = SystemThread.start { pipe.send("hello") }
                     #expect(loop.run(mode: .default, timeout: .seconds(10), returnAfterSourceHandled: true) == .handledSource)
                     writer.join()
                     #expect(log.all == ["read hello"])

@@ -23,7 +23,7 @@ extension RunLoopTests {
                         return
                     }
                     // Work posted from another thread must reach the host's sleep too.
-                    let poster = Background {
+                    let poster = SystemThread.start {
                         try? sender.send(Message(id: 7))
                         loop.perform { log.append("performed") }
                     }
@@ -73,7 +73,7 @@ extension RunLoopTests {
                     // Harbor watches the foreign loop's one descriptor.
                     let bridge = try! DescriptorSource(descriptor: foreign, events: .readable) { _ in dispatchForeign() }
                     loop.add(bridge, forMode: .default)
-                    let writer = Background {
+                    let writer = SystemThread.start {
                         var value: UInt64 = 5
                         _ = write(work, &value, 8)
                     }

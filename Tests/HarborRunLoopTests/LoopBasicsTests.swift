@@ -149,7 +149,7 @@ extension RunLoopTests {
             let log = EventLog()
             let done = Gate()
             let threads = (0..<4).map { index in
-                Background {
+                SystemThread.start {
                     let timer = LoopTimer(after: .milliseconds(index)) { _ in log.append("timer") }
                     worker.loop.add(timer, forMode: .default)
                     let source = LoopSource { log.append("source") }

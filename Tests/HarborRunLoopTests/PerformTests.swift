@@ -102,7 +102,7 @@ extension RunLoopTests {
                     loop.add(keep, forMode: .default)
                     // The stopper waits until the loop runs: a stop sent before
                     // would do nothing (CFRunLoopStop; see CFParityTests).
-                    let stopper = Background {
+                    let stopper = SystemThread.start {
                         while loop.currentMode == nil { sched_yield() }
                         loop.stop()
                     }

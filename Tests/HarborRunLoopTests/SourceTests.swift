@@ -72,7 +72,7 @@ extension RunLoopTests {
         @Test func RL09_receivingAMessageIsHandledSource_andEndsRunModeBefore() throws {
             let port = try PortSource(ReceiveRight()) { _ in }
             let send = port.makeSendRight()
-            let sender = Background { try? send.send(Message(id: 1, text: "x")) }
+            let sender = SystemThread.start { try? send.send(Message(id: 1, text: "x")) }
             let result = onFreshThread { () -> Bool in
                 let loop = Loop.current
                 loop.add(port, forMode: .default)

@@ -27,35 +27,6 @@ final class TimedLog: Sendable {
     var events: [String] { all.map(\.event) }
 }
 
-private protocol Runnable: AnyObject { func runBody() }
-
-private final class ThreadBox<T>: Runnable, @unchecked Sendable {
-    // @unchecked: written by the thread before it exits, read after pthread_join.
-    var body: (() -> T)?
-    var result: T?
-    init(_ body: @escaping () -> T) { self.body = body }
-    func runBody() {
-        result = body?()
-        body = nil
-    }
-}
-
-/// Runs `body` on a brand-new pthread and returns its result after the
-/// thread has exited (its Harbor loop, if any, torn down).
-func onFreshThread<T>(_ body: @escaping () -> T) -> T {
-    let box = ThreadBox(body)
-    var thread = pthread_t()
-    let retained = Unmanaged.passRetained(box as AnyObject).toOpaque()
-    let created = pthread_create(&thread, nil, { raw in
-        let object = Unmanaged<AnyObject>.fromOpaque(raw!).takeRetainedValue()
-        (object as! any Runnable).runBody()
-        return nil
-    }, retained)
-    precondition(created == 0, "pthread_create failed")
-    pthread_join(thread, nil)
-    return box.result!
-}
-
 /// The probe executable, built beside the test bundle.
 func probePath() -> String { builtExecutable("harbor-notify-probe") }
 

@@ -1,6 +1,5 @@
 // Harbor — test support: running work on another thread and waiting for it.
 import Dispatch
-import Glibc
 import HarborPorts
 
 /// Runs `body` on a new POSIX thread; `join()` waits for the thread to exit
@@ -9,30 +8,19 @@ import HarborPorts
 /// A real thread, joined, rather than a Dispatch worker: by the time `join()`
 /// returns, the body and everything it captured have been released, so a
 /// descriptor-leak check that follows sees no late closes or stray loops.
-public final class TestThread<Result: Sendable>: ThreadEntry, @unchecked Sendable {
-    // @unchecked: `body` is taken once by the thread; `result` is written by
-    // the thread before `done` is signalled and read only after that.
-    private var body: (@Sendable () -> Result)?
+public final class TestThread<Result: Sendable>: @unchecked Sendable {
+    // @unchecked: `result` is written by the thread before `done` is
+    // signalled and read only after that (or after the join).
     private var result: Result?
     private let done = DispatchSemaphore(value: 0)
     private let joined = HarborLock(false)
-    private var thread = pthread_t()
+    private var thread: SystemThread?
 
     public init(_ body: @escaping @Sendable () -> Result) {
-        self.body = body
-        super.init()
-        let context = Unmanaged<ThreadEntry>.passRetained(self).toOpaque()
-        let created = pthread_create(&thread, nil, { context in
-            Unmanaged<ThreadEntry>.fromOpaque(context!).takeRetainedValue().runBody()
-            return nil
-        }, context)
-        precondition(created == 0, "pthread_create failed")
-    }
-
-    override func runBody() {
-        let body = self.body.take()!
-        result = body()
-        done.signal()
+        thread = SystemThread.start { [self] in
+            result = body()
+            done.signal()
+        }
     }
 
     /// Waits for the thread to exit and returns what its body returned.
@@ -41,7 +29,7 @@ public final class TestThread<Result: Sendable>: ThreadEntry, @unchecked Sendabl
             defer { joined = true }
             return !joined
         }
-        if needsJoin { pthread_join(thread, nil) }
+        if needsJoin { thread?.join() }
         return result!
     }
 
@@ -55,10 +43,25 @@ public final class TestThread<Result: Sendable>: ThreadEntry, @unchecked Sendabl
     }
 }
 
-/// The non-generic entry point a C thread function can call.
-public class ThreadEntry: @unchecked Sendable {
-    // @unchecked: no state of its own.
-    func runBody() {}
+/// Runs `body` on a brand-new thread and returns its result after the thread
+/// has exited (so its Harbor loop, if it made one, is already torn down).
+public func onFreshThread<T>(_ body: @escaping () -> T) -> T {
+    let box = FreshThreadBox(body)
+    SystemThread.start { box.run() }.join()
+    return box.result!
+}
+
+/// A body and its result, carried to a fresh thread and back.
+private final class FreshThreadBox<T>: @unchecked Sendable {
+    // @unchecked: the thread runs `body` and writes `result` before it
+    // exits; the caller reads `result` only after joining it.
+    var body: (() -> T)?
+    var result: T?
+    init(_ body: @escaping () -> T) { self.body = body }
+    func run() {
+        result = body?()
+        body = nil
+    }
 }
 
 /// A thread-safe log of events, for asserting the order things happened in.

@@ -18,18 +18,11 @@ final class HarnessThread: Sendable {
 
     /// Starts the thread (a plain pthread, so no runtime of ours sits under the floor).
     init(name: String) throws {
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { raw in
-            let me = Unmanaged<HarnessThread>.fromOpaque(raw!).takeRetainedValue()
-            me.loop()
-            return nil
-        }, box)
-        guard result == 0 else {
-            Unmanaged<HarnessThread>.fromOpaque(box).release()
-            throw BenchmarkFailure("pthread_create failed: \(result)")
+        do {
+            try SystemThread.spawn { [self] in loop() }.detach()
+        } catch {
+            throw BenchmarkFailure("pthread_create failed: \(error)")
         }
-        pthread_detach(thread)
     }
 
     private func loop() {

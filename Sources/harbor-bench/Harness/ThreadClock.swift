@@ -1,5 +1,6 @@
 // Harbor — per-thread CPU time and sleeps, and a fresh thread to measure on.
 import Glibc
+import HarborPorts
 
 /// CPU time the calling thread has used, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`).
 func threadCPUNanoseconds() -> Int64 {
@@ -27,34 +28,21 @@ func onNewThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) thr
 /// results once every thread has exited.
 func onNewThreads<Result: Sendable>(_ bodies: [@Sendable () -> Result]) throws -> [Result] {
     let slots = bodies.map { _ in ResultSlot<Result>() }
-    var threads: [pthread_t] = []
-    defer { for thread in threads { pthread_join(thread, nil) } }
+    var threads: [SystemThread] = []
+    defer { for thread in threads { thread.join() } }
     for (body, slot) in zip(bodies, slots) {
-        var thread = pthread_t()
-        let start = ThreadStart { slot.value = body() }
-        let context = Unmanaged.passRetained(start).toOpaque()
-        let created = pthread_create(&thread, nil, { raw in
-            Unmanaged<ThreadStart>.fromOpaque(raw!).takeRetainedValue().run()
-            return nil
-        }, context)
-        guard created == 0 else {
-            Unmanaged<ThreadStart>.fromOpaque(context).release()
-            throw BenchmarkFailure("pthread_create failed: \(created)")
+        do {
+            threads.append(try SystemThread.spawn { slot.value = body() })
+        } catch {
+            throw BenchmarkFailure("pthread_create failed: \(error)")
         }
-        threads.append(thread)
     }
-    for thread in threads { pthread_join(thread, nil) }
+    for thread in threads { thread.join() }
     threads = []
     return try slots.map { slot in
         guard let result = slot.value else { throw BenchmarkFailure("thread returned nothing") }
         return result
     }
-}
-
-/// What a new thread runs (not generic: a C thread entry cannot capture a type parameter).
-private final class ThreadStart: Sendable {
-    let run: @Sendable () -> Void
-    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
 }
 
 /// One thread's result.
