@@ -10,6 +10,7 @@
 import CHarborLinux
 import Glibc
 import HarborBootstrap
+import HarborPorts
 @testable import HarborPorts
 import Synchronization
 import HarborRunLoop

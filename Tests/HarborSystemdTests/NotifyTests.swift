@@ -1,5 +1,6 @@
 // Harbor — S03: sd_notify readiness, status, watchdog cadence from the run loop, stopping; socket activation.
 import Glibc
+import HarborPorts
 import HarborSystemd
 import HarborTestSupport
 import Testing

@@ -11,9 +11,10 @@ import HarborPorts
 /// **Darwin equivalent:** the `BOOTSTRAP_*` return codes of `bootstrap.h`
 /// (`BOOTSTRAP_UNKNOWN_SERVICE`, `BOOTSTRAP_NAME_IN_USE`,
 /// `BOOTSTRAP_SERVICE_ACTIVE`, `BOOTSTRAP_NOT_PRIVILEGED`, `BOOTSTRAP_NO_MEMORY`).
-public struct BootstrapError: Error, Sendable, CustomStringConvertible {
+public struct BootstrapError: HarborError {
     /// The kind of failure. Codes 1–99 travel on the wire (the reply's id).
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    public struct Code: HarborErrorCode {
+        public typealias Failure = BootstrapError
         /// The number the code has on the wire.
         public let rawValue: Int32
         init(_ rawValue: Int32) { self.rawValue = rawValue }
@@ -65,11 +66,6 @@ public struct BootstrapError: Error, Sendable, CustomStringConvertible {
             default: "code \(rawValue)"
             }
         }
-
-        /// Lets `catch BootstrapError.Code.notFound { … }` match.
-        public static func ~= (pattern: Code, error: any Error) -> Bool {
-            (error as? BootstrapError)?.code == pattern
-        }
     }
 
     /// What kind of failure.
@@ -85,6 +81,4 @@ public struct BootstrapError: Error, Sendable, CustomStringConvertible {
         self.detail = detail
         self.underlying = underlying
     }
-
-    public var description: String { "\(code): \(detail)" }
 }

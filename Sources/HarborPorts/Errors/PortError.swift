@@ -17,55 +17,35 @@ import SystemPackage
 /// the same way).
 ///
 /// **Thread safety:** any thread.
-public struct PortError: Error, Sendable, CustomStringConvertible {
+public struct PortError: HarborError {
     /// What kind of failure this is.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: Hashable, Sendable {
-            case deadName, timedOut, queueFull, invalidRight, messageTooLarge
-            case malformedMessage, invalidArgument, resourceShortage
-        }
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
+    public struct Code: HarborErrorCode {
+        public typealias Failure = PortError
+        /// The code's name, as logs print it.
+        public let description: String
+        private init(_ description: String) { self.description = description }
 
         /// The port's receive right is gone (destroyed, or its process died).
         /// Mach: `MACH_SEND_INVALID_DEST` / a dead name.
-        public static let deadName = Code(.deadName)
+        public static let deadName = Code("dead name")
         /// A send or receive waited as long as it was allowed to.
         /// Mach: `MACH_SEND_TIMED_OUT`, `MACH_RCV_TIMED_OUT`.
-        public static let timedOut = Code(.timedOut)
+        public static let timedOut = Code("timed out")
         /// The queue was at its limit and the send was told not to wait
         /// (timeout zero). Mach reports this as a send timeout.
-        public static let queueFull = Code(.queueFull)
+        public static let queueFull = Code("queue full")
         /// A right was used that is not there: already taken out of a message,
         /// of the wrong kind, or out of range.
-        public static let invalidRight = Code(.invalidRight)
+        public static let invalidRight = Code("invalid right")
         /// The body or the number of carried rights is over the limit
         /// (``Message/maximumBodySize``, ``Message/maximumCarriedRights``).
-        public static let messageTooLarge = Code(.messageTooLarge)
+        public static let messageTooLarge = Code("message too large")
         /// Bytes from another process did not decode as a Harbor message.
-        public static let malformedMessage = Code(.malformedMessage)
+        public static let malformedMessage = Code("malformed message")
         /// An argument is out of its documented range.
-        public static let invalidArgument = Code(.invalidArgument)
+        public static let invalidArgument = Code("invalid argument")
         /// The kernel refused a resource (descriptors, memory).
-        public static let resourceShortage = Code(.resourceShortage)
-
-        public var description: String {
-            switch base {
-            case .deadName: "dead name"
-            case .timedOut: "timed out"
-            case .queueFull: "queue full"
-            case .invalidRight: "invalid right"
-            case .messageTooLarge: "message too large"
-            case .malformedMessage: "malformed message"
-            case .invalidArgument: "invalid argument"
-            case .resourceShortage: "resource shortage"
-            }
-        }
-
-        /// Lets `catch PortError.Code.deadName` match a thrown ``PortError``.
-        public static func ~= (pattern: Code, error: any Error) -> Bool {
-            (error as? PortError)?.code == pattern
-        }
+        public static let resourceShortage = Code("resource shortage")
     }
 
     /// The kind of failure.

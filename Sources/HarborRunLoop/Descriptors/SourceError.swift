@@ -8,40 +8,27 @@ import HarborPorts
 /// `catch SourceError.Code.signalNotBlocked`.
 ///
 /// **Thread safety:** any thread.
-public struct SourceError: Error, Sendable, CustomStringConvertible {
+public struct SourceError: HarborError {
     /// What kind of failure this is.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: Hashable, Sendable { case systemCallFailed, signalNotBlocked, invalidArgument, noSuchProcess }
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
+    public struct Code: HarborErrorCode {
+        public typealias Failure = SourceError
+        /// The code's name, as logs print it.
+        public let description: String
+        private init(_ description: String) { self.description = description }
 
         /// The kernel refused a call (see ``SourceError/underlying``), for
         /// example `signalfd` or `pidfd_open` when descriptors run out.
-        public static let systemCallFailed = Code(.systemCallFailed)
+        public static let systemCallFailed = Code("system call failed")
         /// A signal source was made for a signal that some thread of the
         /// process does not block. The kernel would then deliver the signal
         /// to that thread (running its default action, for SIGTERM: death)
         /// instead of queueing it for the signal descriptor.
-        public static let signalNotBlocked = Code(.signalNotBlocked)
+        public static let signalNotBlocked = Code("signal not blocked")
         /// An argument is out of range (a negative descriptor, signal 0,
         /// SIGKILL or SIGSTOP, which cannot be caught).
-        public static let invalidArgument = Code(.invalidArgument)
+        public static let invalidArgument = Code("invalid argument")
         /// The process to watch does not exist (already reaped, or never was).
-        public static let noSuchProcess = Code(.noSuchProcess)
-
-        public var description: String {
-            switch base {
-            case .systemCallFailed: "system call failed"
-            case .signalNotBlocked: "signal not blocked"
-            case .invalidArgument: "invalid argument"
-            case .noSuchProcess: "no such process"
-            }
-        }
-
-        /// Lets `catch SourceError.Code.signalNotBlocked` match a thrown ``SourceError``.
-        public static func ~= (pattern: Code, error: any Error) -> Bool {
-            (error as? SourceError)?.code == pattern
-        }
+        public static let noSuchProcess = Code("no such process")
     }
 
     /// The kind of failure.

@@ -1,4 +1,5 @@
 // Harbor — the typed error of the run-loop layer.
+import HarborPorts
 
 /// Why a run-loop operation failed.
 ///
@@ -11,30 +12,19 @@
 /// ports.
 ///
 /// **Thread safety:** any thread.
-public struct LoopError: Error, Sendable, CustomStringConvertible {
+public struct LoopError: HarborError {
     /// What kind of failure this is.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: Hashable, Sendable { case loopTerminated, invalidMode }
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
+    public struct Code: HarborErrorCode {
+        public typealias Failure = LoopError
+        /// The code's name, as logs print it.
+        public let description: String
+        private init(_ description: String) { self.description = description }
 
         /// The loop's thread has exited (or its worker was stopped), so work
         /// posted to it can never run.
-        public static let loopTerminated = Code(.loopTerminated)
+        public static let loopTerminated = Code("loop terminated")
         /// `.common` was used where a real mode is needed.
-        public static let invalidMode = Code(.invalidMode)
-
-        public var description: String {
-            switch base {
-            case .loopTerminated: "loop terminated"
-            case .invalidMode: "invalid mode"
-            }
-        }
-
-        /// Lets `catch LoopError.Code.loopTerminated` match a thrown ``LoopError``.
-        public static func ~= (pattern: Code, error: any Error) -> Bool {
-            (error as? LoopError)?.code == pattern
-        }
+        public static let invalidMode = Code("invalid mode")
     }
 
     /// The kind of failure.
@@ -46,6 +36,4 @@ public struct LoopError: Error, Sendable, CustomStringConvertible {
         self.code = code
         self.detail = detail
     }
-
-    public var description: String { "\(code): \(detail)" }
 }

@@ -1,5 +1,6 @@
 // Harbor — the typed error of the systemd layer.
-import Glibc
+import Glibc  // constants only: EBUSY, ESTALE, ECHILD, EINVAL
+import HarborPorts
 
 /// Why a systemd operation (sd-event, sd_notify, socket activation) failed.
 ///
@@ -9,49 +10,32 @@ import Glibc
 /// Match with `catch SystemdError.Code.recursiveDispatch`.
 ///
 /// **Thread safety:** any thread.
-public struct SystemdError: Error, Sendable, CustomStringConvertible {
+public struct SystemdError: HarborError {
     /// What kind of failure this is.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: Hashable, Sendable {
-            case recursiveDispatch, wrongThread, finished, invalidArgument, notAvailable, system
-        }
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
+    public struct Code: HarborErrorCode {
+        public typealias Failure = SystemdError
+        /// The code's name, as logs print it.
+        public let description: String
+        private init(_ description: String) { self.description = description }
 
         /// An event loop was asked to run (or dispatch) while it is already
         /// dispatching, or while the other loop of a nesting drives it.
         /// sd-event never dispatches recursively (it answers `-EBUSY`); see
         /// Docs/Systemd.md for what a callout may do in each nesting shape.
-        public static let recursiveDispatch = Code(.recursiveDispatch)
+        public static let recursiveDispatch = Code("recursive dispatch")
         /// An sd-event loop or a nesting was used from a thread other than the
         /// one it belongs to (sd-event is single-threaded; a Harbor loop runs
         /// only on its own thread).
-        public static let wrongThread = Code(.wrongThread)
+        public static let wrongThread = Code("wrong thread")
         /// The sd-event loop has exited (`sd_event_exit` ran); it runs no more.
-        public static let finished = Code(.finished)
+        public static let finished = Code("finished")
         /// An argument is out of range (a name with a newline, an unknown mode).
-        public static let invalidArgument = Code(.invalidArgument)
+        public static let invalidArgument = Code("invalid argument")
         /// What was asked for is not offered by the environment (no
         /// `LISTEN_FDS` for this process, a loop whose thread has exited).
-        public static let notAvailable = Code(.notAvailable)
+        public static let notAvailable = Code("not available")
         /// Any other failure reported by libsystemd or the kernel; see ``errno``.
-        public static let system = Code(.system)
-
-        public var description: String {
-            switch base {
-            case .recursiveDispatch: "recursive dispatch"
-            case .wrongThread: "wrong thread"
-            case .finished: "finished"
-            case .invalidArgument: "invalid argument"
-            case .notAvailable: "not available"
-            case .system: "system error"
-            }
-        }
-
-        /// Lets `catch SystemdError.Code.finished` match a thrown ``SystemdError``.
-        public static func ~= (pattern: Code, error: any Error) -> Bool {
-            (error as? SystemdError)?.code == pattern
-        }
+        public static let system = Code("system error")
     }
 
     /// The kind of failure.
@@ -80,7 +64,7 @@ public struct SystemdError: Error, Sendable, CustomStringConvertible {
         case EINVAL: .invalidArgument
         default: .system
         }
-        self.init(code, errno: number, call: call, detail.isEmpty ? String(cString: strerror(number)) : detail)
+        self.init(code, errno: number, call: call, detail.isEmpty ? SystemError.reason(number) : detail)
     }
 
     public var description: String {
