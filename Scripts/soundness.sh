@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Harbor — soundness checks the compiler does not make. Prints one
+# `file:line: rule: what` per finding and exits 1 if there is any.
+#
+# 1. libc — only Sources/HarborPorts/System and the C shim
+#    (Sources/CHarborLinux) call the C library or the shim. Checked in every
+#    library target (everything in Sources/ but the System folder and the
+#    shim); the executables (Sources/harbor-*, harbord, harbor) are not:
+#    harbor-bench measures the raw Linux floor, harbor-adversary writes raw
+#    packets and system calls on purpose, and the tools and probes sit on top
+#    of the libraries, which are what users link. A file breaks the rule if
+#    a. it imports CHarborLinux, or names anything `charbor_`;
+#    b. it imports Glibc (or Musl, Darwin) without saying, on the import's
+#       line, that it takes only types and constants from it:
+#           import Glibc  // types only: pid_t, uid_t
+#           import Glibc  // constants only: EBUSY
+#       (the C typedefs of a public API, pid_t and uid_t, and errno values
+#       to match a SystemError against have no other spelling);
+#    c. it calls a function the C library exports: any name `nm -D` lists in
+#       libc.so.6, called as a free function (`read(`, `Glibc.read(`; not a
+#       method `x.read(` nor a declaration `func read(`), unless its own
+#       target declares a function of that name (so `send(answer, …)`, a
+#       method called on self, is not mistaken for send(2)). Checked in every
+#       file that can reach libc: one importing Glibc, CSystemd (its module
+#       map re-exports the C headers), Foundation or Dispatch.
+#       Comments and string literals are not read.
+# 2. @unchecked Sendable — says why, in a comment on the same line, the line
+#    above, or (the repository's habit) a `// @unchecked:` comment as the
+#    first line of the body. Sources/, Tests/ and Fuzz/.
+# 3. Size — no .swift file in Sources/ or Tests/ has more than 400 lines.
+#
+# Usage: Scripts/soundness.sh        (from anywhere; exits 0 when clean)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+findings=$(mktemp)
+libc_names=$(mktemp)
+trap 'rm -f "$findings" "$libc_names"' EXIT
+
+# --- 1. libc ---------------------------------------------------------------
+libc=$(ldconfig -p 2>/dev/null | awk '/libc\.so\.6 / { print $NF; exit }')
+for candidate in "$libc" /lib/x86_64-linux-gnu/libc.so.6 /lib/aarch64-linux-gnu/libc.so.6 /usr/lib64/libc.so.6; do
+    if [[ -n "$candidate" && -e "$candidate" ]]; then libc=$candidate; break; fi
+done
+if ! command -v nm >/dev/null || [[ ! -e "$libc" ]]; then
+    echo "soundness: cannot list libc's functions (need nm and libc.so.6)" >&2
+    exit 2
+fi
+# Functions only, public names only; Swift's own global functions of the
+# same name (abs) are not libc calls.
+nm -D --defined-only "$libc" | awk '$2 ~ /^[TWi]$/ { sub(/@.*/, "", $3); print $3 }' \
+    | grep -E '^[a-z][a-z0-9_]*$' | grep -v -x -E 'abs|labs' | sort -u >"$libc_names"
+
+library_files() {
+    find Sources -name '*.swift' \
+        -not -path 'Sources/HarborPorts/System/*' \
+        -not -path 'Sources/CHarborLinux/*' \
+        -not -path 'Sources/harbor-*' -not -path 'Sources/harbord/*' -not -path 'Sources/harbor/*' | sort
+}
+
+# The target a library file belongs to, and the function names it declares
+# (outside System, whose wrappers are always called qualified).
+declared_names() {
+    local target=$1
+    find "Sources/$target" -name '*.swift' -not -path 'Sources/HarborPorts/System/*' -print0 \
+        | xargs -0 grep -h -o -E 'func +[A-Za-z_][A-Za-z0-9_]*' | awk '{ print $2 }' | sort -u
+}
+
+declare -A declared_cache
+while IFS= read -r file; do
+    # a. The shim.
+    grep -n -E '^\s*(@[a-zA-Z_]+ +)*import +CHarborLinux\b|charbor_' "$file" \
+        | sed -E "s|^([0-9]+):.*|$file:\1: libc: the C shim is called only from Sources/HarborPorts/System|" >>"$findings"
+    # b. A C library imported for more than its types and constants.
+    grep -n -E '^\s*(@[a-zA-Z_]+ +)*import +(Glibc|Musl|Darwin)\b' "$file" \
+        | grep -v -E '//\s*(types|constants)( and (types|constants))? only' \
+        | sed -E "s|^([0-9]+):.*|$file:\1: libc: import Glibc only for types and constants, and say so: import Glibc  // types only: pid_t|" >>"$findings"
+    # c. Calls, in files that can reach libc at all.
+    grep -q -E '^\s*(@[a-zA-Z_]+ +)*import +(Glibc|Musl|Darwin|CSystemd|Foundation|Dispatch)\b' "$file" || continue
+    target=${file#Sources/}
+    target=${target%%/*}
+    if [[ -z "${declared_cache[$target]+set}" ]]; then
+        declared_cache[$target]=$(declared_names "$target" | tr '\n' ' ')
+    fi
+    awk -v file="$file" -v declared="${declared_cache[$target]}" '
+        FNR == NR { libc[$1] = 1; next }
+        FNR == 1 { n = split(declared, names, " "); for (i = 1; i <= n; i++) own[names[i]] = 1 }
+        {
+            line = $0
+            gsub(/\\"/, "", line)                  # escaped quotes inside strings
+            gsub(/"[^"]*"/, "\"\"", line)          # string literals
+            sub(/\/\/.*/, "", line)                # comments
+            rest = line
+            while (match(rest, /[A-Za-z_][A-Za-z0-9_.]*[ \t]*\(/)) {
+                token = substr(rest, RSTART, RLENGTH)
+                before = RSTART > 1 ? substr(rest, RSTART - 1, 1) : ""
+                prefix = substr(rest, 1, RSTART - 1)
+                rest = substr(rest, RSTART + RLENGTH)
+                sub(/[ \t]*\($/, "", token)
+                if (token ~ /^(Glibc|Musl|Darwin)\./) { sub(/^[A-Za-z]+\./, "", token) }
+                else if (token ~ /\./ || before == ".") continue
+                if (prefix ~ /func[ \t]+$/ || prefix ~ /case[ \t]+$/) continue
+                if ((token in libc) && !(token in own)) {
+                    printf "%s:%d: libc: %s() is a C library call; wrap it in Sources/HarborPorts/System\n", file, FNR, token
+                }
+            }
+        }
+    ' "$libc_names" "$file" >>"$findings"
+done < <(library_files)
+
+# --- 2. @unchecked Sendable --------------------------------------------------
+find Sources Tests Fuzz -name '*.swift' 2>/dev/null | sort | while IFS= read -r file; do
+    awk -v file="$file" '
+        { lines[FNR] = $0 }
+        END {
+            for (i = 1; i <= FNR; i++) {
+                code = lines[i]
+                sub(/\/\/.*/, "", code)
+                if (code !~ /@unchecked[ \t]+Sendable/) continue
+                if (lines[i] ~ /\/\//) continue
+                if (i > 1 && lines[i - 1] ~ /^[ \t]*\/\//) continue
+                if (i < FNR && lines[i + 1] ~ /^[ \t]*\/\/[ \t]*@unchecked/) continue
+                printf "%s:%d: unchecked: @unchecked Sendable needs a comment saying why it is safe (same line, line above, or a `// @unchecked:` first line)\n", file, i
+            }
+        }
+    ' "$file"
+done >>"$findings"
+
+# --- 3. Size -------------------------------------------------------------------
+find Sources Tests -name '*.swift' | sort | while IFS= read -r file; do
+    lines=$(wc -l <"$file")
+    if ((lines > 400)); then echo "$file:$lines: size: $lines lines, over 400: split it"; fi
+done >>"$findings"
+
+if [[ -s "$findings" ]]; then
+    cat "$findings"
+    echo "soundness: $(wc -l <"$findings") finding(s):" \
+        "$(grep -c ': libc: ' "$findings") libc," \
+        "$(grep -c ': unchecked: ' "$findings") unchecked Sendable," \
+        "$(grep -c ': size: ' "$findings") size" >&2
+    exit 1
+fi
+echo "soundness: libc only in HarborPorts/System and the shim; every @unchecked Sendable justified; no file over 400 lines"
