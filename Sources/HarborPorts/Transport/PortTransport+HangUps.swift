@@ -55,7 +55,11 @@ extension PortTransport {
     /// Stops every watch (the table lock held): the connections leave.
     func unwatchAllHangUps(in table: inout Table) {
         guard let watches = table.hangUps?.tokens else { return }
-        table.hangUps?.tokens = [:]
+        // removeAll, not `= [:]`: Swift 6.3 does not release the old value
+        // of an assignment through `?.` into this ~Copyable table (-Onone and
+        // -O alike), so every transport shut down while watching leaked its
+        // watch table; LeakSanitizer found it (harbord exited 1 under ASan).
+        table.hangUps?.tokens.removeAll()
         for watch in watches.values { RemoteDeathWatch.shared.remove(watch) }
     }
 }
