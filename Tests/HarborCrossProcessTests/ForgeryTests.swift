@@ -163,6 +163,9 @@ struct ForgeryTests {
             var carrier = try raw.port.receive(timeout: .seconds(5))
             let received = try carrier.takeSendRight(at: 0)
             #expect(received == home.makeSendRight())
+            // Equal by name, and the same port: what it sends is queued on home.
+            try received.send(Message(id: 6, text: "back home"), timeout: .zero)
+            #expect(try home.receive(timeout: .seconds(5)).text == "back home")
         }
     }
 

@@ -25,31 +25,35 @@ import Testing
     }
 
     @Test func P05_aSetReceiveWaitsForAMessageFromAnotherThread() throws {
-        let set = try PortSet()
-        let member = ReceiveRight()
-        try set.insert(member)
-        let send = member.makeSendRight()
-        let sender = TestThread { (try? send.send(Message(id: 5))) != nil }
-        #expect(try set.receive(timeout: .seconds(10)).id == 5)
-        #expect(sender.join())
+        try expectNoDescriptorLeak { () throws in
+            let set = try PortSet()
+            let member = ReceiveRight()
+            try set.insert(member)
+            let send = member.makeSendRight()
+            let sender = TestThread { (try? send.send(Message(id: 5))) != nil }
+            #expect(try set.receive(timeout: .seconds(10)).id == 5)
+            #expect(sender.join())
+        }
     }
 
     @Test func P05_aPortIsInAtMostOneSet() throws {
-        let a = try PortSet()
-        let b = try PortSet()
-        let port = ReceiveRight()
-        try a.insert(port)
-        #expect(a.contains(port) == true)
-        try b.insert(port)                        // moves it, as mach_port_move_member
-        #expect(a.contains(port) == false)
-        #expect(b.contains(port) == true)
-        try port.makeSendRight().send(Message(id: 1))
-        expectPortError(.timedOut) { _ = try a.receive(timeout: .milliseconds(10)) }
-        #expect(try b.receive(timeout: .seconds(5)).id == 1)
-        #expect(port.status.isInSet)
-        b.remove(port)
-        #expect(!port.status.isInSet)
-        #expect(b.members.isEmpty)
+        try expectNoDescriptorLeak { () throws in
+            let a = try PortSet()
+            let b = try PortSet()
+            let port = ReceiveRight()
+            try a.insert(port)
+            #expect(a.contains(port) == true)
+            try b.insert(port)                        // moves it, as mach_port_move_member
+            #expect(a.contains(port) == false)
+            #expect(b.contains(port) == true)
+            try port.makeSendRight().send(Message(id: 1))
+            expectPortError(.timedOut) { _ = try a.receive(timeout: .milliseconds(10)) }
+            #expect(try b.receive(timeout: .seconds(5)).id == 1)
+            #expect(port.status.isInSet)
+            b.remove(port)
+            #expect(!port.status.isInSet)
+            #expect(b.members.isEmpty)
+        }
     }
 
     @Test func P05_aDestroyedPortLeavesItsSet() throws {
@@ -67,14 +71,16 @@ import Testing
     }
 
     @Test func P05_theSetIsADescriptorReadableWhileAnyMemberHasAMessage() throws {
-        let set = try PortSet()
-        let port = ReceiveRight()
-        try set.insert(port)
-        #expect(!isReadable(set.core.descriptor))
-        try port.makeSendRight().send(Message(id: 1))
-        #expect(isReadable(set.core.descriptor))
-        _ = try set.receive(timeout: .zero)
-        #expect(!isReadable(set.core.descriptor))
+        try expectNoDescriptorLeak { () throws in
+            let set = try PortSet()
+            let port = ReceiveRight()
+            try set.insert(port)
+            #expect(!isReadable(set.core.descriptor))
+            try port.makeSendRight().send(Message(id: 1))
+            #expect(isReadable(set.core.descriptor))
+            _ = try set.receive(timeout: .zero)
+            #expect(!isReadable(set.core.descriptor))
+        }
     }
 }
 

@@ -23,9 +23,11 @@ import Testing
     }
 
     @Test func P01_aDescriptorMadeAfterMessagesQueuedStartsReadable() throws {
-        let port = ReceiveRight()
-        try port.makeSendRight().send(Message(id: 1))
-        try port.withReadinessDescriptor { fd in #expect(isReadable(fd)) }
+        try expectNoDescriptorLeak { () throws in
+            let port = ReceiveRight()
+            try port.makeSendRight().send(Message(id: 1))
+            try port.withReadinessDescriptor { fd in #expect(isReadable(fd)) }
+        }
     }
 
     @Test func P01_theDescriptorIsCreatedOnceAndClosedWithThePort() throws {
@@ -48,31 +50,33 @@ import Testing
     /// many senders against a receiver and checks that, once everything has
     /// settled, the descriptor again says exactly whether a message waits.
     @Test func P01_readinessIsExactAgainAfterRacingSendsAndReceives() throws {
-        let port = ReceiveRight()
-        let fd = try port.withReadinessDescriptor { $0 }
-        let send = port.makeSendRight()
-        for round in 0..<20 {
-            let senders = (0..<3).map { sender in
-                TestThread { () -> Bool in
-                    for index in 0..<500 {
-                        guard (try? send.send(Message(id: Int32(sender * 1000 + index)))) != nil else { return false }
+        try expectNoDescriptorLeak { () throws in
+            let port = ReceiveRight()
+            let fd = try port.withReadinessDescriptor { $0 }
+            let send = port.makeSendRight()
+            for round in 0..<20 {
+                let senders = (0..<3).map { sender in
+                    TestThread { () -> Bool in
+                        for index in 0..<500 {
+                            guard (try? send.send(Message(id: Int32(sender * 1000 + index)))) != nil else { return false }
+                        }
+                        return true
                     }
-                    return true
                 }
+                for _ in 0..<1_500 { _ = try port.receive(timeout: .seconds(10)) }
+                #expect(senders.allSatisfy { $0.join() })
+                #expect(port.status.queuedMessages == 0)
+                guard !isReadable(fd) else {
+                    Issue.record("round \(round): readable with an empty queue")
+                    return
+                }
+                try send.send(Message(id: -1))
+                guard isReadable(fd) else {
+                    Issue.record("round \(round): not readable with a message waiting")
+                    return
+                }
+                _ = try port.receive(timeout: .zero)
             }
-            for _ in 0..<1_500 { _ = try port.receive(timeout: .seconds(10)) }
-            #expect(senders.allSatisfy { $0.join() })
-            #expect(port.status.queuedMessages == 0)
-            guard !isReadable(fd) else {
-                Issue.record("round \(round): readable with an empty queue")
-                return
-            }
-            try send.send(Message(id: -1))
-            guard isReadable(fd) else {
-                Issue.record("round \(round): not readable with a message waiting")
-                return
-            }
-            _ = try port.receive(timeout: .zero)
         }
     }
 }

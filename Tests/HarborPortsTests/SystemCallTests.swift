@@ -7,32 +7,38 @@ import Testing
 
 @Suite struct SystemCallTests {
     @Test func systemCall_retriesInterruptedCalls() throws {
-        var attempts = 0
-        let result = try systemCall("fake") { () -> CInt in
-            attempts += 1
-            if attempts < 3 { charbor_set_errno(EINTR); return -1 }
-            return 42
+        try expectNoDescriptorLeak { () throws in
+            var attempts = 0
+            let result = try systemCall("fake") { () -> CInt in
+                attempts += 1
+                if attempts < 3 { charbor_set_errno(EINTR); return -1 }
+                return 42
+            }
+            #expect(result == 42)
+            #expect(attempts == 3)
         }
-        #expect(result == 42)
-        #expect(attempts == 3)
     }
 
     @Test func systemCall_throwsTheErrnoWithTheCallName() {
-        do {
-            _ = try systemCall("close") { Glibc.close(-1) }
-            Issue.record("close(-1) must fail")
-        } catch {
-            #expect(error.code == EBADF)
-            #expect(error.call == "close")
-            #expect(error.description.hasPrefix("close: "))
+        expectNoDescriptorLeak {
+            do throws(SystemError) {
+                _ = try systemCall("close") { Glibc.close(-1) }
+                Issue.record("close(-1) must fail")
+            } catch {
+                #expect(error.code == EBADF)
+                #expect(error.call == "close")
+                #expect(error.description.hasPrefix("close: "))
+            }
         }
     }
 
     @Test func systemCallOrWouldBlock_returnsNilForEAGAIN() throws {
-        let counter = try EventCounter()
-        var value: UInt64 = 0
-        let result = try systemCallOrWouldBlock("read") { Glibc.read(counter.rawValue, &value, 8) }
-        #expect(result == nil)
+        try expectNoDescriptorLeak { () throws in
+            let counter = try EventCounter()
+            var value: UInt64 = 0
+            let result = try systemCallOrWouldBlock("read") { Glibc.read(counter.rawValue, &value, 8) }
+            #expect(result == nil)
+        }
     }
 
     @Test func ownedDescriptor_closesExactlyOnceOrIsRelinquished() throws {
@@ -48,22 +54,26 @@ import Testing
     }
 
     @Test func eventCounter_isReadableUntilDrained() throws {
-        let counter = try EventCounter()
-        #expect(!isReadable(counter.rawValue))
-        counter.signal()
-        counter.signal()
-        #expect(isReadable(counter.rawValue))
-        #expect(counter.drain() == 2)
-        #expect(!isReadable(counter.rawValue))
-        #expect(counter.drain() == 0)
+        try expectNoDescriptorLeak { () throws in
+            let counter = try EventCounter()
+            #expect(!isReadable(counter.rawValue))
+            counter.signal()
+            counter.signal()
+            #expect(isReadable(counter.rawValue))
+            #expect(counter.drain() == 2)
+            #expect(!isReadable(counter.rawValue))
+            #expect(counter.drain() == 0)
+        }
     }
 
     @Test func timerDescriptor_becomesReadableAtItsDeadline() throws {
-        let timer = try TimerDescriptor()
-        try timer.arm(at: MonotonicInstant.now.adding(.milliseconds(20)))
-        #expect(!isReadable(timer.rawValue))
-        #expect(try waitUntilReadable(timer.rawValue, deadline: WaitDeadline(timeout: .seconds(5))))
-        #expect(timer.drain() == 1)
-        try timer.disarm()
+        try expectNoDescriptorLeak { () throws in
+            let timer = try TimerDescriptor()
+            try timer.arm(at: MonotonicInstant.now.adding(.milliseconds(20)))
+            #expect(!isReadable(timer.rawValue))
+            #expect(try waitUntilReadable(timer.rawValue, deadline: WaitDeadline(timeout: .seconds(5))))
+            #expect(timer.drain() == 1)
+            try timer.disarm()
+        }
     }
 }

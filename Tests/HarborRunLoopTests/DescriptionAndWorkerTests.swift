@@ -1,4 +1,5 @@
 // Harbor — the loop's print-out, the worker thread, and the wrong-thread trap.
+import Dispatch
 import HarborPorts
 import HarborRunLoop
 import HarborTestSupport
@@ -30,13 +31,19 @@ extension RunLoopTests {
             try expectNoDescriptorLeak {
                 let worker = RunLoopThread(name: "rl17")
                 let log = EventLog()
-                let port = try PortSource(ReceiveRight()) { message in log.append("message \(message.id)") }
+                let handled = DispatchSemaphore(value: 0)
+                let port = try PortSource(ReceiveRight()) { message in
+                    log.append("message \(message.id)")
+                    handled.signal()
+                }
                 let send = port.makeSendRight()
                 worker.loop.add(port, forMode: .default)
                 worker.loop.add(LoopTimer(after: .seconds(60)) { _ in }, forMode: "tracking")
                 try send.send(Message(id: 3))
                 try worker.performAndWait { log.append("block") }
-                #expect(log.all.contains("block"))
+                // Both kinds of work were accepted: the posted block and the port's message.
+                #expect(handled.wait(timeout: .now() + 10) == .success, "the worker never handled the message")
+                #expect(Set(log.all) == ["block", "message 3"])
                 worker.stop()
                 #expect(worker.isStopped)
                 #expect(worker.loop.isTerminated)  // the thread exited and tore its loop down

@@ -26,7 +26,10 @@ extension RunLoopTests {
             while !worker.loop.isWaiting { sched_yield() }
             source.signal()
             #expect(source.isSignalled)
-            #expect(log.all.isEmpty)  // nobody woke it
+            // Nobody woke it: it sleeps on, the source pending, until someone does.
+            usleep(50_000)
+            #expect(log.all.isEmpty, "a signal alone woke the sleeping loop")
+            #expect(worker.loop.isWaiting && source.isSignalled)
             worker.loop.wakeUp()
             ran.wait()
             #expect(log.all == ["ran"])
