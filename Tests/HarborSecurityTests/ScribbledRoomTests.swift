@@ -74,9 +74,10 @@ extension SecurityTests {
                 #expect(deepest <= limit, "the queue held \(deepest), past its limit of \(limit)")
 
                 let run = adversary.join()
-                #expect(run?.finished == true, "the adversary ran to its end: \(run.map { "\($0)" } ?? "-")")
-                #expect(run?["written"] == "1", "the counter was written: \(run.map { "\($0)" } ?? "-")")
-                #expect((run?.int("stalled") ?? 0) > 0, "its flood stalled in its own socket: \(run.map { "\($0)" } ?? "-")")
+                let account = run.map { "\($0)" } ?? "-"
+                #expect(run?.finished == true, "the adversary ran to its end: \(account)")
+                #expect(run?["written"] == "1", "the counter was written: \(account)")
+                #expect((run?.int("stalled") ?? 0) > 0, "its flood stalled in its own socket: \(account)")
                 // What it did send is delivered, late, its connection read
                 // only as slots free; then its connection ends.
                 while (try? home.receive(timeout: .milliseconds(500))) != nil { fromAdversary += 1 }

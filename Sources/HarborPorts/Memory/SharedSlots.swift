@@ -177,7 +177,8 @@ package final class SharedSlots: @unchecked Sendable {
         /// at its sockets). Read on every counted message handed out: two
         /// loads of this process's own cache line, usually.
         package var waiters: Int32 {
-            let own = charbor_atomic_load_i32(local + Local.registered) &+ charbor_atomic_load_i32(local + Local.parked)
+            let own = charbor_atomic_load_i32(local + Local.registered)
+                &+ charbor_atomic_load_i32(local + Local.parked)
             return own > 0 ? own : max(0, charbor_atomic_load_i32(words + Word.waiters))
         }
 

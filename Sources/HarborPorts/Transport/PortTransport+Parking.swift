@@ -208,14 +208,15 @@ extension PortCore {
     /// allocation, unless several connections delivered in one pump.
     struct PumpedFrom {
         var first: UInt64 = 0
-        /// Runs of the batch before the last, only when there are several.
-        var earlierRuns: [(token: UInt64, count: Int)] = []
+        /// Runs of the batch before the last, only when there are several
+        /// (nil otherwise: no array, no reference count on the usual path).
+        var earlierRuns: [(token: UInt64, count: Int)]?
         var lastToken: UInt64 = 0
         var lastCount = 0
 
         mutating func appendToBatch(_ token: UInt64) {
             if lastCount > 0 && token != lastToken {
-                earlierRuns.append((lastToken, lastCount))
+                earlierRuns = (earlierRuns ?? []) + [(lastToken, lastCount)]
                 lastCount = 0
             }
             lastToken = token
@@ -225,7 +226,7 @@ extension PortCore {
         /// The tokens of the batch, in order.
         func batchTokens() -> [UInt64] {
             var tokens: [UInt64] = []
-            for run in earlierRuns { tokens += repeatElement(run.token, count: run.count) }
+            for run in earlierRuns ?? [] { tokens += repeatElement(run.token, count: run.count) }
             return tokens + repeatElement(lastToken, count: lastCount)
         }
     }
