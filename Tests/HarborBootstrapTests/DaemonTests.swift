@@ -60,9 +60,12 @@ extension BootstrapTests {
             let scratch = TemporaryDirectory()
             let harness = NotifyHarness()
             let socketPath = scratch.path + "/activated.sock"
+            // systemd-socket-activate gives harbord only the variables named
+            // with -E: hand on the sanitizers' options (Scripts/sanitizers.sh).
+            let sanitizerOptions = baseEnvironment().filter { $0.contains("SAN_OPTIONS=") }.flatMap { ["-E", $0] }
             let child = Child(
                 ["/usr/bin/systemd-socket-activate", "--seqpacket", "-l", socketPath, "--fdname=bootstrap",
-                 "-E", "NOTIFY_SOCKET=\(harness.path)", builtExecutable("harbord")],
+                 "-E", "NOTIFY_SOCKET=\(harness.path)"] + sanitizerOptions + [builtExecutable("harbord")],
                 environment: baseEnvironment())
             #expect(child.waitForStderr("Listening on"), "systemd-socket-activate: \(child.stderrSoFar)")
             // systemd-socket-activate starts harbord on the first connection.
