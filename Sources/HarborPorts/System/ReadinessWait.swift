@@ -24,6 +24,13 @@ package func waitUntilReadable(_ fd: CInt, deadline: WaitDeadline) throws(System
     }
 }
 
+/// Puts the calling thread to sleep for `duration` (a signal may end it
+/// sooner). For polling loops that wait for another thread. C: `ppoll(2)`
+/// over no descriptors.
+package func pauseThread(for duration: Duration) {
+    _ = pollDescriptors(UnsafeMutableBufferPointer(start: nil, count: 0), deadline: WaitDeadline(timeout: duration))
+}
+
 /// One `ppoll(2)` over `entries` until `deadline` (nanosecond timeout):
 /// how many have events (their `revents` set), 0 when the deadline passed,
 /// -1 with errno set on failure (EINTR included: callers decide).

@@ -4,8 +4,6 @@
 // is created from it. Then each descriptor is claimed by the right that owns
 // it; whatever is left unclaimed when decoding fails is closed by
 // `ArrivedDescriptors`, so a rejected packet leaks nothing.
-import CHarborLinux
-import Glibc
 
 package enum InboundPacket: ~Copyable {
     case message(MessageContent)
@@ -41,7 +39,7 @@ package enum InboundPacket: ~Copyable {
         if parsed.kind == .wait {
             guard let eventfd = descriptors.claim(0) else { throw WireRejection(.descriptorMismatch, "wait without eventfd") }
             // Ours to signal without ever blocking, whatever the sender passed.
-            _ = fcntl(eventfd.rawValue, F_SETFL, O_NONBLOCK)
+            DescriptorIO.setNonBlocking(eventfd.rawValue)
             return .wait(eventfd)
         }
         return started(try materialize(parsed, bytes, descriptors, base: 0, sender: sender), parsed, sender)

@@ -7,7 +7,6 @@
 // memory file behind a header of its own; copied regions follow it as
 // fragments. A sender waiting for a slot registers with a wait packet.
 // Every header comes from `WireHeader`; `RemoteRoute` only sends.
-import CHarborLinux
 
 package enum OutboundPacket {
 
@@ -82,8 +81,7 @@ package enum OutboundPacket {
         do {
             file = try MemoryFile.create(name: "harbor-packet")
             try MemoryFile.writeAll(file.rawValue, [packet.head, body, packet.tail])
-            try MemoryFile.addSeals(file.rawValue, charbor_F_SEAL_WRITE | charbor_F_SEAL_SHRINK
-                                    | charbor_F_SEAL_GROW | charbor_F_SEAL_SEAL)
+            try MemoryFile.addSeals(file.rawValue, MemoryFile.allSeals)
         } catch {
             throw PortError(error, "writing a large packet to a memory file")
         }

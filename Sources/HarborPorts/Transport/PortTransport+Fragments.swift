@@ -2,7 +2,6 @@
 //
 // Docs/WireFormat.md, "Fragmented messages". Called by the packet reader
 // (PortTransport+Packet.swift) under the pump lock.
-import Glibc
 
 extension PortTransport {
 
@@ -53,7 +52,7 @@ extension PortTransport {
             WireRejections.record(.badFragment)
         }
         if list.count >= PeerLimits.assembliesPerConnection {
-            list.removeAll { kill($0.sender.pid, 0) != 0 && errno == ESRCH }
+            list.removeAll { !ProcessControl.exists($0.sender.pid) }
         }
         guard list.count < PeerLimits.assembliesPerConnection else {
             throw WireRejection(.badFragment, "\(list.count) fragmented messages already in progress")

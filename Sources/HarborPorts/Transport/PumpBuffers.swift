@@ -1,12 +1,10 @@
 // Harbor — the pump's reusable buffers (PortTransport+Pump.swift).
-import CHarborLinux
-import Glibc
 
 /// The pump's reusable buffers: one packet, its control data, epoll events.
 struct PumpBuffers: ~Copyable {
     let packet = UnsafeMutableRawBufferPointer.allocate(byteCount: WireFormat.maximumInlinePacket + 4096, alignment: 16)
     let control = UnsafeMutableRawBufferPointer.allocate(byteCount: SeqPacketSocket.controlCapacity, alignment: 16)
-    let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 32)
+    let events = UnsafeMutableBufferPointer<EpollEvent>.allocate(capacity: 32)
     /// Fragmented messages being reassembled, by connection token.
     var assemblies = Assemblies()
     /// The connection the last event came from, and the transport's

@@ -15,8 +15,6 @@
 // ports that asked for no-senders: on a connection's hang-up it reads the
 // rest of that connection into its port, so the closing is counted and the
 // notification sent though nobody receives there.
-import CHarborLinux
-import Glibc
 import Synchronization
 
 package final class RemoteDeathWatch: Sendable {
@@ -59,7 +57,7 @@ package final class RemoteDeathWatch: Sendable {
     private let state = HarborLock(State())
     /// Watching threads not yet finished (one at most, and a retiring one).
     private let threads = Atomic<Int>(0)
-    /// The latest watching thread (`pthread_self`), which must not wait for itself.
+    /// The latest watching thread (`SystemThread.id`), which must not wait for itself.
     private let threadSelf = Atomic<UInt>(0)
     /// Passes of the thread that hold ports they took from the table: from
     /// taking them (before any notification is sent) to letting them go.
@@ -77,7 +75,7 @@ package final class RemoteDeathWatch: Sendable {
         let deadline = ContinuousClock.now + timeout
         while holding.load(ordering: .sequentiallyConsistent) > 0 || isRetiring {
             if ContinuousClock.now >= deadline { return false }
-            usleep(200)
+            pauseThread(for: .microseconds(200))
         }
         return true
     }
@@ -89,7 +87,7 @@ package final class RemoteDeathWatch: Sendable {
         let deadline = ContinuousClock.now + timeout
         while threads.load(ordering: .sequentiallyConsistent) > 0 {
             if ContinuousClock.now >= deadline { return false }
-            usleep(1000)
+            pauseThread(for: .milliseconds(1))
         }
         return true
     }
@@ -158,35 +156,33 @@ package final class RemoteDeathWatch: Sendable {
         // thread itself, which cannot wait for its own end.
         toWake.wake.signal()
         _ = consume toWake
-        if threadSelf.load(ordering: .relaxed) != UInt(pthread_self()) {
+        if threadSelf.load(ordering: .relaxed) != SystemThread.current.id {
             _ = waitUntilIdle(timeout: .milliseconds(10))
         }
     }
 
     private func startThread(_ running: Running) {
-        final class Start {
-            let watch: RemoteDeathWatch
-            // Taken by the thread, so its descriptors close when it retires.
-            var running: Running?
-            init(_ watch: RemoteDeathWatch, _ running: Running) { self.watch = watch; self.running = running }
+        /// Hands `running` to the thread, which takes it out, so its
+        /// descriptors close when the thread retires (not when the closure
+        /// that started the thread is released, a moment later).
+        final class HandOff: Sendable {
+            private let slot: HarborLock<Running?>
+            init(_ running: Running) { slot = HarborLock(running) }
+            func take() -> Running? { slot.withLock { $0.take() } }
         }
         threads.add(1, ordering: .sequentiallyConsistent)
-        let start = Unmanaged.passRetained(Start(self, running)).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { raw in
-            let object = Unmanaged<AnyObject>.fromOpaque(raw!).takeRetainedValue()
-            guard let start = object as? Start, let running = start.running.take() else { return nil }
-            start.watch.threadSelf.store(UInt(pthread_self()), ordering: .relaxed)
-            start.watch.serve(running)
-            // Everything the thread held (ports, transports, its set) is released by now.
-            start.watch.threads.subtract(1, ordering: .sequentiallyConsistent)
-            return nil
-        }, start)
-        if created == 0 {
-            pthread_detach(thread)
-        } else {
+        let handOff = HandOff(running)
+        do {
+            try SystemThread.spawn { [self] in
+                guard let running = handOff.take() else { return }
+                threadSelf.store(SystemThread.current.id, ordering: .relaxed)
+                serve(running)
+                // Everything the thread held (ports, transports, its set) is released by now.
+                threads.subtract(1, ordering: .sequentiallyConsistent)
+            }.detach()
+        } catch {
             threads.subtract(1, ordering: .sequentiallyConsistent)
-            Unmanaged<AnyObject>.fromOpaque(start).release()
+            _ = handOff.take()
             state.withLock { state in
                 if state.running === running { state.running = nil; state.entries.removeAll() }
             }
@@ -196,7 +192,7 @@ package final class RemoteDeathWatch: Sendable {
     /// The thread: waits for hang-ups until no watch is left.
     private func serve(_ running: consuming Running) {
         var running: Running? = running
-        let events = UnsafeMutableBufferPointer<epoll_event>.allocate(capacity: 16)
+        let events = UnsafeMutableBufferPointer<EpollEvent>.allocate(capacity: 16)
         defer { events.deallocate() }
         while true {
             var died: [PortCore] = []
@@ -209,7 +205,7 @@ package final class RemoteDeathWatch: Sendable {
                     // Counted before any port is taken, so before anything is delivered.
                     holding.add(1, ordering: .sequentiallyConsistent)
                     for event in events[0..<count] {
-                        let token = event.data.u64
+                        let token = event.token
                         if token == Self.wakeToken { _ = current.wake.drain(); continue }
                         guard let entry = state.entries.removeValue(forKey: token) else { continue }
                         try? current.epoll.remove(entry.socket)

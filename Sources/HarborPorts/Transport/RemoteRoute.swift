@@ -1,5 +1,4 @@
 // Harbor — the sending side of a connection to a port in another process.
-import Glibc
 import SystemPackage
 
 /// Sends to a port whose receive right lives in another process.
@@ -199,10 +198,9 @@ package final class RemoteRoute: Sendable {
                 throw PortError(.deadName, "send to \(name), whose receive right is gone", returning: content)
             }
             if ready.otherReadable {
-                var value: UInt64 = 0
                 // Non-blocking (the receiver set O_NONBLOCK on it too): another
                 // thread of this process may have read it first.
-                if Glibc.read(eventfd.rawValue, &value, 8) == 8, value >= SharedSlots.grant { return }
+                if let value = DescriptorIO.drainCounter(eventfd.rawValue), value >= SharedSlots.grant { return }
                 registered = false  // the receiver used our registration up
             } else if !ready.writable && !deadline.hasPassed {
                 registered = false  // the timer: register again, so the receiver looks again
