@@ -35,9 +35,15 @@ public struct SendRight: Hashable, Sendable, CustomStringConvertible {
     /// **Cost:** one lock, plus one eventfd write when the queue was empty
     /// and something waits on it. **Mach equivalent:** `mach_msg(MACH_SEND_MSG)`.
     public func send(_ message: consuming Message, timeout: Duration? = nil) throws(PortError) {
+        try send(message, deadline: WaitDeadline(timeout: timeout))
+    }
+
+    /// ``send(_:timeout:)`` against a deadline already running (the send
+    /// phase of ``sendAndReceive(_:timeout:)``).
+    package func send(_ message: consuming Message, deadline: WaitDeadline) throws(PortError) {
         var content = message.takeContent()
         try content.prepareForSending()
-        try token.port.enqueue(content, deadline: WaitDeadline(timeout: timeout))
+        try token.port.enqueue(content, deadline: deadline)
     }
 
     /// Asks for a ``PortNotification/deadName(port:)`` message through

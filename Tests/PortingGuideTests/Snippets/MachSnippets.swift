@@ -1,4 +1,4 @@
-// Harbor — Porting.md's Mach snippets: ports, messages, a request and its reply, notifications, a port on a run loop.
+// Harbor — Porting.md's Mach snippets: ports, messages, a request and its reply (in one call too), notifications, a port on a run loop.
 import Harbor
 
 extension Snippets {
@@ -35,7 +35,7 @@ extension Snippets {
             try? request.reply(Message(id: request.id + 100, text: "pong"))   // mach_msg(&reply, MACH_SEND_MSG, …)
         }
         server.loop.add(service, forMode: .default)
-        // The client: Mach's combined send-and-receive is a send, then a receive on the reply port.
+        // The client: sendAndReceive's two halves, a send, then a receive on the reply port.
         let replyPort = ReceiveRight()
         var request = Message(id: 7, text: "ping")
         request.setReplyRight(replyPort.makeSendOnceRight())              // msgh_local_port, MACH_MSG_TYPE_MAKE_SEND_ONCE
@@ -44,6 +44,49 @@ extension Snippets {
         print("reply \(reply.id): \(reply.text)")
         server.stop()
         service.invalidate()
+        // end snippet
+    }
+
+    /// mach_msg(MACH_SEND_MSG | MACH_RCV_MSG) in one call: a reply port of the call's own, a reused one, each phase's timeout.
+    static func machSendAndReceive(print: @escaping @Sendable (String) -> Void) throws {
+        // snippet: mach-send-and-receive
+        let server = RunLoopThread(name: "server")
+        let service = try PortSource(ReceiveRight()) { request in
+            var request = request
+            try? request.reply(Message(id: request.id + 100, text: "pong to \(request.text)"))
+        }
+        server.loop.add(service, forMode: .default)
+        let serverPort = service.makeSendRight()
+        // mach_msg(&msg, MACH_SEND_MSG | MACH_RCV_MSG | MACH_SEND_TIMEOUT | MACH_RCV_TIMEOUT, …, reply_port, 1000, …)
+        // with msgh_local_port = reply_port, MACH_MSG_TYPE_MAKE_SEND_ONCE: the reply port is the call's own.
+        let reply = try serverPort.sendAndReceive(Message(id: 7, text: "ping"), timeout: .seconds(1))
+        print("reply \(reply.id): \(reply.text)")
+        // MIG's per-thread reply port: one port for many calls, the reply right set as msgh_local_port is.
+        let replyPort = ReceiveRight()
+        for id: Int32 in 1...2 {
+            var request = Message(id: id, text: "call \(id)")
+            request.setReplyRight(replyPort.makeSendOnceRight())
+            let answer = try serverPort.sendAndReceive(request, replyPort: replyPort, timeout: .seconds(1))
+            print("reply \(answer.id): \(answer.text)")
+        }
+        server.stop()
+        service.invalidate()
+        // The two timeouts: the error gives the request back only when the send failed.
+        let busy = ReceiveRight()                                         // a server that never answers
+        try busy.setQueueLimit(1)
+        try busy.makeSendRight().send(Message(id: 0))                     // its queue is full
+        for _ in 0..<2 {
+            do {
+                _ = try busy.makeSendRight().sendAndReceive(Message(id: 8), timeout: .milliseconds(10))
+            } catch {
+                if let unsent = error.takeUndeliveredMessage() {
+                    print("MACH_SEND_TIMED_OUT: \(error.code), request \(unsent.id) given back, nothing received")
+                } else {
+                    print("MACH_RCV_TIMED_OUT: \(error.code), the request was sent")
+                }
+            }
+            _ = busy.tryReceive()                                         // room for the next try
+        }
         // end snippet
     }
 
