@@ -42,7 +42,10 @@ extension Loop {
     ///     after the first source (not timer) was handled.
     /// Only the loop's own thread may call it (a `precondition`). Runs may
     /// nest: a callout may run the loop again, in the same or another mode.
+    /// Discardable, as C code routinely ignores `CFRunLoopRunInMode`'s
+    /// result (a timed pass in a `while` loop that checks its own flag).
     /// **CF equivalent:** `CFRunLoopRunInMode`.
+    @discardableResult
     public func run(mode: LoopMode, timeout: Duration?, returnAfterSourceHandled: Bool) -> LoopRunResult {
         preconditionOnOwnThread("Loop.run")
         // A zero timeout (a host loop's non-blocking pass) needs no clock:
