@@ -1,5 +1,4 @@
 // Harbor — perform, stop and wake-up, nesting.
-import CHarborLinux
 import Dispatch
 import Glibc
 @testable import HarborRunLoop
@@ -18,7 +17,8 @@ extension RunLoopTests {
         @Test func RL11_performFromAnotherThreadWakesTheLoop_andPerformAndWaitBlocksUntilDone() throws {
             try expectNoDescriptorLeak {
                 let worker = RunLoopThread(name: "rl11")
-                let caller = charbor_gettid()
+                let caller = SystemThread.kernelID
+                // The loop records its thread's kernel id on that thread, when it is made.
                 let loopThread = worker.loop.threadID
                 #expect(loopThread != 0 && loopThread != caller, "loop thread \(loopThread), caller \(caller)")
                 // Asleep with nothing to do (its keep-alive source is never
@@ -29,7 +29,7 @@ extension RunLoopTests {
                 let ran = DispatchSemaphore(value: 0)
                 let ranOn = Atomic<pid_t>(0)
                 worker.perform {
-                    ranOn.store(charbor_gettid(), ordering: .relaxed)
+                    ranOn.store(SystemThread.kernelID, ordering: .relaxed)
                     ran.signal()
                 }
                 #expect(ran.wait(timeout: .now() + 10) == .success, "the sleeping loop was not woken for the block")
@@ -40,7 +40,7 @@ extension RunLoopTests {
                 let finished = Atomic(false)
                 let waitedOn = Atomic<pid_t>(0)
                 try worker.performAndWait {
-                    waitedOn.store(charbor_gettid(), ordering: .relaxed)
+                    waitedOn.store(SystemThread.kernelID, ordering: .relaxed)
                     usleep(20_000)  // a window in which a caller not held would look
                     finished.store(true, ordering: .releasing)
                 }
@@ -51,7 +51,7 @@ extension RunLoopTests {
                 // On the loop's own thread performAndWait runs inline, at once.
                 let log = EventLog()
                 try worker.performAndWait {
-                    try? Loop.current.performAndWait { log.append("inline on \(charbor_gettid() == loopThread ? "loop" : "other")") }
+                    try? Loop.current.performAndWait { log.append("inline on \(SystemThread.kernelID == loopThread ? "loop" : "other")") }
                     log.append("after inline")
                 }
                 #expect(log.all == ["inline on loop", "after inline"])
