@@ -52,11 +52,15 @@ public final class LoopThread: Sendable {
         guard let main = main.withLock({ $0.take() }) else { return }
         let loop = self.loop
         let progress = self.progress
-        let thread = SystemThread.start {
+        // The closure holds `self` while the body runs, which keeps the
+        // object `LoopThread.current` points at alive until then.
+        let thread = SystemThread.start { [self] in
             Loop.adopt(loop)
+            LoopThread.setCurrent(self)
             progress.state.store(ThreadProgress.executing, ordering: .releasing)
             main()
             progress.state.store(ThreadProgress.finished, ordering: .releasing)
+            LoopThread.setCurrent(nil)
             // The loop is torn down when the thread exits (RL01), which fails
             // any performAndWait still waiting for it.
         }
