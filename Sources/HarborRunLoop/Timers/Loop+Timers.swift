@@ -13,7 +13,7 @@ struct DueTimer {
     let repeats: Bool
     /// The timer's reschedule count when collected: if it changed before or
     /// during the callout, someone re-armed the timer.
-    let reschedules: UInt64
+    let reschedules: UInt32
 }
 
 extension Loop {

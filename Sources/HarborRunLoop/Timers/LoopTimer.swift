@@ -21,7 +21,8 @@ import HarborPorts
 /// ``setNextFireDate(_:)``, ``init(at:repeating:tolerance:label:_:)``), the
 /// clock of `Loop.run(until:)`; a date that was set reads back exactly.
 ///
-/// **Cost:** one allocation (the object). Adding, removing or rescheduling
+/// **Cost:** one allocation (the object; its lock is one of a fixed set
+/// shared by all timers). Adding, removing or rescheduling
 /// is O(log n) per mode, with no hashing: the timer keeps its own position
 /// in each mode's heap. An idle loop with any number of timers holds one
 /// armed timerfd per mode and wakes only when the earliest is due.
@@ -29,20 +30,28 @@ import HarborPorts
 /// loop's thread with no lock held.
 /// **CF equivalent:** `CFRunLoopTimerCreate`, `NSTimer`.
 public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
-    // @unchecked: `state` is a HarborLock; `placements` is read and written only
-    // under the lock of the loop in `state.owner` (see `TimerPlacements`).
+    // @unchecked: `stateStorage` is reached only through `state.withLock`,
+    // under the timer's lock stripe (see `TimerLockStripes`); `placements` is
+    // read and written only under the lock of the loop in `state.owner` (see
+    // `TimerPlacements`).
 
-    // Field order packs the fields every add, fire and cancel reads into
-    // the object's first cache line (with the header and the lock word).
+    // Field order puts what every add, fire and cancel touches in the
+    // object's first 64 bytes, with the header that retains write: the
+    // placement in the first mode (every heap move writes its index), then
+    // the fire date, validity, owner and tolerance. A cache line is 64 bytes
+    // and malloc aligns to 16, so most timers pay one cold line, not three.
+    // (Swift lays out a class's stored properties, and a struct's, in
+    // declaration order.)
     struct State {
         var fireDate: Int64
+        /// Bumped by every reschedule, so a one-shot timer whose handler
+        /// re-armed it is not invalidated after the callout. UInt32 (it is
+        /// only compared for equality across one callout) to share a word
+        /// with the flags.
+        var reschedules: UInt32 = 0
         var valid = true
         /// Added "for common": joins modes added to the common set later.
         var isCommon = false
-        var tolerance: Int64
-        /// Bumped by every reschedule, so a one-shot timer whose handler
-        /// re-armed it is not invalidated after the callout.
-        var reschedules: UInt64 = 0
         /// The loop the timer is scheduled in (at most one). Set under that
         /// loop's lock when the timer joins its first mode, cleared under it
         /// when the timer leaves its last one (or is invalidated, or the loop
@@ -51,23 +60,35 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
         /// table's atomics per add and per invalidate, and the cycle it makes
         /// (loop → mode → timer → loop) is always broken by one of those exits.
         var owner: Loop?
-        var interval: Int64?
+        var tolerance: Int64
+        /// The period in nanoseconds, 0 for a one-shot timer (a period is at
+        /// least 1): an `Int64?` would take 16 bytes, and 8 less brings the
+        /// object to 120 bytes, one 128-byte malloc chunk instead of 144.
+        private var period: Int64
+        var interval: Int64? {
+            get { period > 0 ? period : nil }
+            set { period = newValue ?? 0 }
+        }
         /// How `fireDate` reads as an absolute date; nil until one is set
         /// or read (see `FireDateAnchor`), and again after a relative move.
         var anchor: FireDateAnchor?
 
         init(fireDate: Int64, interval: Int64?, tolerance: Int64) {
             self.fireDate = fireDate
-            self.interval = interval
+            self.period = interval ?? 0
             self.tolerance = tolerance
         }
     }
 
-    let state: HarborLock<State>
     /// The modes the timer is in and its slot in each mode's table (which
     /// holds its heap positions). Guarded by the owner loop's lock, not by
     /// `state`: it changes only with the modes' tables, under that lock.
     @exclusivity(unchecked) var placements = TimerPlacements()
+    /// The timer's dates, validity and owner: reached only through
+    /// `state.withLock`, under the timer's lock stripe.
+    @exclusivity(unchecked) var stateStorage: State
+    /// The lock that guards `stateStorage`: a view, shaped like `HarborLock`.
+    var state: TimerStateLock { TimerStateLock(timer: self) }
     let handler: @Sendable (LoopTimer) -> Void
     let label: String
 
@@ -97,7 +118,7 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
         let period = interval.map { max(1, $0.saturatingNanoseconds) }
         var initial = State(fireDate: fire, interval: period, tolerance: tolerance.saturatingNanoseconds)
         initial.anchor = anchor
-        state = HarborLock(initial)
+        stateStorage = initial
         self.handler = handler
         self.label = label
     }

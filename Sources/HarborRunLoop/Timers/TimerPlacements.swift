@@ -14,17 +14,31 @@ struct TimerPlacement {
     // `ModeState`, and every placement is dropped (under the loop's lock, or
     // at teardown before the modes are released) before that.
     unowned(unsafe) let timers: ModeTimers
-    var fireIndex = -1
-    var hardIndex = -1
+    // Int32: the placement (and an optional one) takes 16 bytes, so it sits
+    // beside the object header in the timer's first cache line. A mode of
+    // 2³¹ timers would need hundreds of gigabytes; past that `setIndex` traps.
+    private var fire: Int32 = -1
+    private var hard: Int32 = -1
 
     init(_ timers: ModeTimers) { self.timers = timers }
 
-    var isScheduled: Bool { fireIndex >= 0 }
+    var fireIndex: Int {
+        get { Int(fire) }
+        set { fire = Int32(newValue) }
+    }
+
+    var hardIndex: Int {
+        get { Int(hard) }
+        set { hard = Int32(newValue) }
+    }
+
+    var isScheduled: Bool { fire >= 0 }
 }
 
 /// The placements of one timer: inline for the first mode (almost every
 /// timer is in one), an array only for the others. No allocation for a timer
-/// in one mode; lookups compare object identities, no hashing.
+/// in one mode; lookups compare object identities, no hashing. `first` is
+/// stored before `others`, so it lies right after the timer's object header.
 struct TimerPlacements {
     private(set) var first: TimerPlacement?
     private(set) var others: [TimerPlacement] = []

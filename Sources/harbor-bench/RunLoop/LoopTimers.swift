@@ -32,11 +32,15 @@ struct LoopTimers: RunnableBenchmark {
         let selected = cycles.filter { onlyNames.isEmpty || $0.name == "harbor" || onlyNames.contains($0.name) }
         // Every (size, order) pair, as (label, count, rounds, order).
         var plan: [(size: String, count: Int, rounds: Int, order: TimerOrder)] = []
-        for size in Self.sizes {
+        // HARBOR_TIMERS_ONLY=1M/random (or 1M, or random): one size and/or
+        // order, for profiling and repeated runs of the headline case.
+        let filter = getenv("HARBOR_TIMERS_ONLY").map { String(cString: $0).split(separator: "/").map(String.init) } ?? []
+        for size in Self.sizes where filter.isEmpty || !Self.sizes.contains(where: { filter.contains($0.label) }) || filter.contains(size.label) {
             let rounds = options.rounds.map { min($0, size.rounds) } ?? (options.quick ? size.quickRounds : size.rounds)
             guard rounds > 0 else { continue }
-            plan.append((size.label, size.count, rounds, .random(count: size.count, seed: Self.seed)))
-            plan.append((size.label, size.count, rounds, .ascending))
+            let orders = filter.contains("random") || filter.contains("ascending") ? filter : ["random", "ascending"]
+            if orders.contains("random") { plan.append((size.label, size.count, rounds, .random(count: size.count, seed: Self.seed))) }
+            if orders.contains("ascending") { plan.append((size.label, size.count, rounds, .ascending)) }
         }
         var rows: [Row] = []
         for (label, count, rounds, order) in plan {
