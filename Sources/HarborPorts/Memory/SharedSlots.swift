@@ -27,13 +27,12 @@
 // "given back": it is never more than the truth, so it only ever
 // understates the room, and a sender reads the receiver's line only when
 // its copy says the queue is full.
-import CHarborLinux
-import Glibc
+import Glibc  // constants only: EINVAL
 
 package final class SharedSlots: @unchecked Sendable {
     // @unchecked: the mapping and the private words are only touched through
-    // the C11 atomics in CHarborLinux; `memory`, `local` and `descriptor`
-    // are immutable.
+    // AtomicWords (C11 atomics); `memory`, `local` and `descriptor` are
+    // immutable.
     package static let size = 4096
     /// "HBS2": the two-counter layout. Written by the receiver when it makes
     /// or repairs the counter; checked by nobody, since any sender can
@@ -75,13 +74,17 @@ package final class SharedSlots: @unchecked Sendable {
     private let memory: UnsafeMutableRawPointer
     private let local: UnsafeMutablePointer<Int32>
     private var words: UnsafeMutablePointer<Int32> { memory.assumingMemoryBound(to: Int32.self) }
+    /// The shared words, for the slow paths outside `Counter`.
+    private var shared: AtomicWords { AtomicWords(words) }
+    /// This process's private words.
+    private var own: AtomicWords { AtomicWords(local) }
 
     /// A fresh counter with `free` slots, owned by a receiver.
     package init(free: Int) throws(SystemError) {
         descriptor = try MemoryFile.create(name: "harbor-slots")
         try MemoryFile.setSize(descriptor.rawValue, Self.size)
         // Nobody may shrink it under a mapping (SIGBUS) or grow it.
-        try MemoryFile.addSeals(descriptor.rawValue, charbor_F_SEAL_SHRINK | charbor_F_SEAL_GROW | charbor_F_SEAL_SEAL)
+        try MemoryFile.addSeals(descriptor.rawValue, MemoryFile.fixedSizeSeals)
         memory = try MemoryFile.map(descriptor.rawValue, size: Self.size, writable: true)
         local = Self.makeLocal()
         words[Word.magic] = Self.magic
@@ -96,7 +99,7 @@ package final class SharedSlots: @unchecked Sendable {
     /// are not checked: any sender may have written anything there.
     package init(adopting descriptor: SharedDescriptor) throws(SystemError) {
         let seals = try MemoryFile.seals(descriptor.rawValue)
-        guard seals & charbor_F_SEAL_SHRINK != 0, try MemoryFile.size(descriptor.rawValue) == Self.size else {
+        guard seals & MemoryFile.shrinkSeal != 0, try MemoryFile.size(descriptor.rawValue) == Self.size else {
             throw SystemError(errno: EINVAL, call: "adopt slots")
         }
         self.descriptor = descriptor
@@ -125,31 +128,31 @@ package final class SharedSlots: @unchecked Sendable {
     /// anyway (a route, a transport): using them costs no reference count,
     /// where calling through a stored reference could cost a retain and a
     /// release per message.
-    package var counter: Counter { Counter(words: words, local: local) }
+    package var counter: Counter { Counter(words: AtomicWords(words), local: AtomicWords(local)) }
 
     /// A view of the counters; valid while its `SharedSlots` lives.
     package struct Counter: @unchecked Sendable {
-        // @unchecked: pointers into the shared mapping and this process's
-        // private words, touched only through C11 atomics.
-        fileprivate let words: UnsafeMutablePointer<Int32>
-        fileprivate let local: UnsafeMutablePointer<Int32>
+        // @unchecked: views of the shared mapping and of this process's
+        // private words, touched only through atomics.
+        fileprivate let words: AtomicWords
+        fileprivate let local: AtomicWords
 
         /// Takes one slot if any is free. Touches only the senders' line
         /// while the last "given back" it read still shows room.
         package func tryAcquire() -> Bool {
-            var taken = charbor_atomic_load_i32(words + Word.taken)
-            var givenBack = charbor_atomic_load_i32(words + Word.givenBackSeen)
+            var taken = words.load(Word.taken)
+            var givenBack = words.load(Word.givenBackSeen)
             while true {
                 if givenBack &- taken <= 0 {
                     // Full by the copy: look at the receiver's count itself.
-                    let current = charbor_atomic_load_i32(words + Word.givenBack)
+                    let current = words.load(Word.givenBack)
                     if current != givenBack {
                         givenBack = current
-                        charbor_atomic_store_relaxed_i32(words + Word.givenBackSeen, current)
+                        words.storeRelaxed(Word.givenBackSeen, current)
                     }
                     if givenBack &- taken <= 0 { return false }
                 }
-                if charbor_atomic_compare_exchange_i32(words + Word.taken, &taken, taken &+ 1) { return true }
+                if words.compareExchange(Word.taken, expected: &taken, desired: taken &+ 1) { return true }
             }
         }
 
@@ -157,17 +160,17 @@ package final class SharedSlots: @unchecked Sendable {
         /// limit), counted as taken so that "given back" never shrinks.
         package func release(_ count: Int32 = 1) {
             if count >= 0 {
-                _ = charbor_atomic_fetch_add_i32(words + Word.givenBack, count)
+                words.fetchAdd(Word.givenBack, count)
             } else {
-                _ = charbor_atomic_fetch_add_i32(words + Word.taken, 0 &- count)
+                words.fetchAdd(Word.taken, 0 &- count)
             }
         }
 
         /// Free slots by the shared counter (negative after a limit was
         /// lowered below the queue; anything at all after a scribble).
         package var free: Int32 {
-            let taken = charbor_atomic_load_i32(words + Word.taken)
-            return charbor_atomic_load_i32(words + Word.givenBack) &- taken
+            let taken = words.load(Word.taken)
+            return words.load(Word.givenBack) &- taken
         }
 
         /// Whether the receiver has work when it frees a slot: messages it
@@ -177,20 +180,20 @@ package final class SharedSlots: @unchecked Sendable {
         /// at its sockets). Read on every counted message handed out: two
         /// loads of this process's own cache line, usually.
         package var waiters: Int32 {
-            let own = charbor_atomic_load_i32(local + Local.registered)
-                &+ charbor_atomic_load_i32(local + Local.parked)
-            return own > 0 ? own : max(0, charbor_atomic_load_i32(words + Word.waiters))
+            let own = local.load(Local.registered)
+                &+ local.load(Local.parked)
+            return own > 0 ? own : max(0, words.load(Word.waiters))
         }
 
         /// Senders waiting for a slot, without the parked messages: whether
         /// a freed slot should look for wait packets and wake waiters.
         package var sendersWaiting: Int32 {
-            let registered = charbor_atomic_load_i32(local + Local.registered)
-            return registered > 0 ? registered : max(0, charbor_atomic_load_i32(words + Word.waiters))
+            let registered = local.load(Local.registered)
+            return registered > 0 ? registered : max(0, words.load(Word.waiters))
         }
 
         /// Messages the receiver holds parked off its full queue (its own count).
-        package var parked: Int32 { charbor_atomic_load_i32(local + Local.parked) }
+        package var parked: Int32 { local.load(Local.parked) }
 
         /// Makes the shared counter show `target` free slots, and rewrites
         /// the words only the receiver should write (magic, senders' hint).
@@ -199,13 +202,13 @@ package final class SharedSlots: @unchecked Sendable {
         package func repair(free target: Int32) {
             let delta = target &- free
             if delta > 0 {
-                _ = charbor_atomic_fetch_add_i32(words + Word.givenBack, delta)
+                words.fetchAdd(Word.givenBack, delta)
             } else if delta < 0 {
-                _ = charbor_atomic_fetch_add_i32(words + Word.taken, 0 &- delta)
+                words.fetchAdd(Word.taken, 0 &- delta)
             }
-            charbor_atomic_store_relaxed_i32(words + Word.givenBackSeen, charbor_atomic_load_i32(words + Word.givenBack))
-            if charbor_atomic_load_i32(words + Word.magic) != SharedSlots.magic {
-                charbor_atomic_store_relaxed_i32(words + Word.magic, SharedSlots.magic)
+            words.storeRelaxed(Word.givenBackSeen, words.load(Word.givenBack))
+            if words.load(Word.magic) != SharedSlots.magic {
+                words.storeRelaxed(Word.magic, SharedSlots.magic)
             }
         }
 
@@ -226,23 +229,23 @@ package final class SharedSlots: @unchecked Sendable {
     /// Senders announce themselves before sleeping, so the receiver knows to
     /// look for their wait packets when it frees a slot.
     package func addWaiter(_ delta: Int32) {
-        _ = charbor_atomic_fetch_add_i32(words + Word.waiters, delta)
+        shared.fetchAdd(Word.waiters, delta)
         // Only the slow path gets here; observers (tests) may sleep on the word.
-        _ = charbor_futex_wake(words + Word.waiters, Int32.max)
+        shared.wakeAll(Word.waiters)
     }
 
     /// Senders announced in the shared hint (what `waitForWaiter` watches).
-    package var waiters: Int32 { max(0, charbor_atomic_load_i32(words + Word.waiters)) }
+    package var waiters: Int32 { max(0, shared.load(Word.waiters)) }
 
     /// Records how many waiters the receiver holds registered (its own
     /// count, which `Counter.waiters` reads on every freed slot).
     package func setRegisteredWaiters(_ count: Int) {
-        charbor_atomic_store_relaxed_i32(local + Local.registered, Int32(clamping: count))
+        own.storeRelaxed(Local.registered, Int32(clamping: count))
     }
 
     /// Records how many messages the receiver holds parked (PortTransport+Parking.swift).
     package func setParked(_ count: Int) {
-        charbor_atomic_store_relaxed_i32(local + Local.parked, Int32(clamping: count))
+        own.storeRelaxed(Local.parked, Int32(clamping: count))
     }
 
     /// Sleeps until at least one sender waits for a slot, or `timeout` passes;
@@ -250,10 +253,10 @@ package final class SharedSlots: @unchecked Sendable {
     package func waitForWaiter(timeout: Duration) -> Bool {
         let deadline = WaitDeadline(timeout: timeout)
         while true {
-            let current = charbor_atomic_load_i32(words + Word.waiters)
+            let current = shared.load(Word.waiters)
             if current > 0 { return true }
-            guard var spec = deadline.remaining(), !deadline.hasPassed else { return false }
-            _ = charbor_futex_wait(words + Word.waiters, current, &spec)
+            guard let spec = deadline.remaining(), !deadline.hasPassed else { return false }
+            shared.wait(Word.waiters, whileEquals: current, timeout: spec)
         }
     }
 }

@@ -29,6 +29,15 @@ package enum MemoryFile {
     package static let allSeals = charbor_F_SEAL_WRITE | charbor_F_SEAL_SHRINK | charbor_F_SEAL_GROW
         | charbor_F_SEAL_SEAL
 
+    /// The seals of a memory file whose size is fixed but whose bytes stay
+    /// writable (a shared counter): no shrink, no grow, no seal added or
+    /// removed. Shrinking under another process's mapping would SIGBUS it.
+    package static let fixedSizeSeals = charbor_F_SEAL_SHRINK | charbor_F_SEAL_GROW | charbor_F_SEAL_SEAL
+
+    /// The seal that forbids shrinking: what a mapper needs before it may
+    /// touch the pages (F_SEAL_SHRINK).
+    package static let shrinkSeal = charbor_F_SEAL_SHRINK
+
     /// Adds seals (F_SEAL_*). C: `fcntl(F_ADD_SEALS)`.
     package static func addSeals(_ fd: CInt, _ seals: CInt) throws(SystemError) {
         _ = try systemCall("fcntl(F_ADD_SEALS)") { fcntl(fd, charbor_F_ADD_SEALS, seals) }
