@@ -24,6 +24,15 @@ package enum DescriptorIO {
         return Glibc.read(fd, &value, 8) == 8 ? value : nil
     }
 
+    /// Adds `value` to an eventfd counter that may belong to another
+    /// process, without waiting: a descriptor that is full, closed at the
+    /// other end or not an eventfd at all costs one failed write and nothing
+    /// else. C: `write(2)` of 8 bytes.
+    package static func addToCounter(_ fd: CInt, _ value: UInt64) {
+        var value = value
+        _ = Glibc.write(fd, &value, 8)
+    }
+
     /// Reads up to `buffer.count` bytes; the count, 0 at end of file, nil on
     /// an error or when nothing waits (EAGAIN). C: `read(2)`, retried on EINTR.
     package static func read(_ fd: CInt, into buffer: UnsafeMutableRawBufferPointer) -> Int? {

@@ -23,8 +23,6 @@
 //   and grants the waiters a slot each through their eventfds, which no
 //   other sender can write. A scribbler then stalls only itself: honest
 //   senders wait a few milliseconds at worst, and send.
-import Glibc
-
 extension PortTransport {
 
     /// The receiver's private side of back-pressure (under the table lock).
@@ -128,8 +126,7 @@ extension PortTransport {
     /// Writes `value` to a waiter's eventfd (non-blocking: the decoder set
     /// `O_NONBLOCK`, so a full or bogus descriptor costs a failed write).
     static func signal(_ waiter: SharedDescriptor, _ value: UInt64) {
-        var value = value
-        _ = Glibc.write(waiter.rawValue, &value, 8)
+        DescriptorIO.addToCounter(waiter.rawValue, value)
     }
 }
 

@@ -3,9 +3,7 @@
 // Whoever receives pumps (a blocking receive, a run-loop pass, tryDequeue):
 // no thread reads the sockets. Lock order as in PortTransport.swift: the
 // pump buffers before the table, never after.
-import CHarborLinux
 import DequeModule
-import Glibc
 import Synchronization
 
 extension PortTransport {
@@ -52,29 +50,24 @@ extension PortTransport {
         }
         // Events land on the stack (the pump lock is not held while asleep)
         // and are processed from there.
-        return withUnsafeTemporaryAllocation(of: epoll_event.self, capacity: 32) { stack in
+        return withUnsafeTemporaryAllocation(of: EpollEvent.self, capacity: 32) { stack in
             let count = Self.wait(epollFD, stack, deadline: deadline)
             // Passed by address: this thread's own stack, read only inside
             // the lock below, on this thread, before the allocation ends.
             let address = UInt(bitPattern: stack.baseAddress)
             return pumpBuffers.withLock { buffers in
-                let base = UnsafeMutablePointer<epoll_event>(bitPattern: address)
+                let base = UnsafeMutablePointer<EpollEvent>(bitPattern: address)
                 return process(UnsafeMutableBufferPointer(start: base, count: count), buffers: &buffers,
                                into: port, takeFirst: takeFirst)
             }
         }.finish(self, port)
     }
 
-    /// Sleeps until the set has events or `deadline` passes. C: `epoll_pwait2(2)`.
-    private static func wait(_ epollFD: CInt, _ events: UnsafeMutableBufferPointer<epoll_event>,
+    /// Sleeps until the set has events or `deadline` passes; 0 when a
+    /// signal or an error cut the wait short (the caller looks again).
+    private static func wait(_ epollFD: CInt, _ events: UnsafeMutableBufferPointer<EpollEvent>,
                              deadline: WaitDeadline) -> Int {
-        let result: CInt
-        if var spec = deadline.remaining() {
-            result = charbor_epoll_pwait2(epollFD, events.baseAddress, CInt(events.count), &spec)
-        } else {
-            result = charbor_epoll_pwait2(epollFD, events.baseAddress, CInt(events.count), nil)
-        }
-        return result > 0 ? Int(result) : 0  // EINTR: the caller looks again
+        (try? EpollControl.wait(epollFD, into: events, timeout: deadline.remaining())) ?? 0
     }
 
     /// Work collected under the pump lock, done after it is released.
@@ -161,13 +154,13 @@ extension PortTransport {
     }
 
     private func process(
-        _ events: UnsafeMutableBufferPointer<epoll_event>, buffers: inout PumpBuffers,
+        _ events: UnsafeMutableBufferPointer<EpollEvent>, buffers: inout PumpBuffers,
         into port: PortCore, takeFirst: Bool
     ) -> Collected {
         var collected = Collected(takeFirst: takeFirst)
         collected.sawEvents = !events.isEmpty
         for event in events {
-            let token = event.data.u64
+            let token = event.token
             if token == Self.readinessToken {
                 collected.sawReadiness = true
                 continue
