@@ -44,7 +44,7 @@ import Testing
 
     /// A non-copyable value moves in and out through `withLock`.
     @Test func lock_movesANonCopyableValueInAndOut() throws {
-        let lock = HarborLock<EventCounter?>(try EventCounter())
+        let lock = HarborLock<EventDescriptor?>(try EventDescriptor())
         let expected = lock.withLock { $0?.rawValue ?? -1 }
         let taken = lock.withLock { $0.take() }
         let left = lock.withLock { $0 == nil }

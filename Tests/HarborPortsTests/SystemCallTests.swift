@@ -34,7 +34,7 @@ import Testing
 
     @Test func systemCallOrWouldBlock_returnsNilForEAGAIN() throws {
         try expectNoDescriptorLeak { () throws in
-            let counter = try EventCounter()
+            let counter = try EventDescriptor()
             var value: UInt64 = 0
             let result = try systemCallOrWouldBlock("read") { Glibc.read(counter.rawValue, &value, 8) }
             #expect(result == nil)
@@ -44,7 +44,7 @@ import Testing
     @Test func ownedDescriptor_closesExactlyOnceOrIsRelinquished() throws {
         try expectNoDescriptorLeak {
             let before = openDescriptorCount()
-            do { _ = try EventCounter() }
+            do { _ = try EventDescriptor() }
             #expect(openDescriptorCount() == before)
             let owned = OwnedDescriptor(taking: try systemCall("eventfd") { eventfd(0, 0) })
             let raw = owned.relinquish()
@@ -55,7 +55,7 @@ import Testing
 
     @Test func eventCounter_isReadableUntilDrained() throws {
         try expectNoDescriptorLeak { () throws in
-            let counter = try EventCounter()
+            let counter = try EventDescriptor()
             #expect(!isReadable(counter.rawValue))
             counter.signal()
             counter.signal()

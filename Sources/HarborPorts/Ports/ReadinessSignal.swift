@@ -20,14 +20,14 @@
 import Synchronization
 
 package final class ReadinessSignal: Sendable {
-    private let counter: EventCounter
+    private let counter: EventDescriptor
     /// Writes announced under the port lock and not yet retired.
     private let inFlight = Atomic<Int>(0)
     /// A receiver drained while a write was in flight.
     private let recheck = Atomic<Bool>(false)
 
     package init() throws(SystemError) {
-        counter = try EventCounter()
+        counter = try EventDescriptor()
     }
 
     package var descriptor: CInt { counter.rawValue }

@@ -26,10 +26,10 @@ package final class RemoteDeathWatch: Sendable {
     /// the last reference (the thread's own, or a caller's waking it) goes.
     private final class Running: Sendable {
         let epoll: Epoll
-        let wake: EventCounter
+        let wake: EventDescriptor
         init() throws(SystemError) {
             epoll = try Epoll()
-            wake = try EventCounter()
+            wake = try EventDescriptor()
             try epoll.add(wake.rawValue, events: .readable, token: RemoteDeathWatch.wakeToken)
         }
     }

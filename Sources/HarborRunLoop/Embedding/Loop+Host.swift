@@ -1,6 +1,6 @@
 // Harbor — the public embedding API (RL21): another event loop drives a Harbor loop through one descriptor.
 //
-// Built on the package hooks in Loop/Loop+Embedding.swift (the ones sd-event
+// Built on the package hooks in Loop+EmbeddingHooks.swift (the ones sd-event
 // nesting uses); this file only gives them their public, general form.
 import HarborPorts
 

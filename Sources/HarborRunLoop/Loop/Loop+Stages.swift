@@ -1,4 +1,4 @@
-// Harbor — the stages of a pass: observers, version-0 sources, timers, ports.
+// Harbor — the stages of a pass: observers, version-0 sources, timers, ports, descriptors.
 //
 // Each stage collects under the loop's lock, lets it go, and calls out; before
 // each callout it checks again that the item is still valid, because the
@@ -131,5 +131,14 @@ extension Loop {
         // receive): clear it, or the level-triggered waitset wakes us again.
         if !handled && port.isValid { port.clearSpuriousReadiness() }
         return handled
+    }
+
+    /// Serves one ready descriptor: one handler call per pass (the fairness
+    /// bound). A source invalidated or gone from the mode since its event
+    /// was queued is skipped. Returns whether the handler ran.
+    func doDescriptor(_ source: DescriptorSource, events bits: UInt32, in mode: ModeState) -> Bool {
+        guard source.isValid, source.membership.withLock({ $0.modes.contains(mode.name) }) else { return false }
+        Callout.descriptor(source, DescriptorEvents(epoll: bits))
+        return true
     }
 }

@@ -61,9 +61,9 @@ final class ModeState: @unchecked Sendable {
 /// The loop's wake-up eventfd, in a class so the loop's state can drop it
 /// (closing it) when the thread exits.
 final class WakeUpCounter: Sendable {
-    let counter: EventCounter
+    let counter: EventDescriptor
     init() {
-        do { counter = try EventCounter() } catch {
+        do { counter = try EventDescriptor() } catch {
             preconditionFailure("Harbor: cannot create a run loop's wake-up eventfd: \(error)")
         }
     }

@@ -9,7 +9,7 @@ import Glibc
 /// wake-up. Created `EFD_CLOEXEC | EFD_NONBLOCK`.
 ///
 /// **Thread safety:** any thread; each call is one atomic syscall.
-package struct EventCounter: ~Copyable, Sendable {
+package struct EventDescriptor: ~Copyable, Sendable {
     package let descriptor: OwnedDescriptor
 
     /// C: `eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)`.

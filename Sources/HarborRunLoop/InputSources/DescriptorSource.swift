@@ -170,13 +170,4 @@ extension Loop {
             state.wakeIfWaiting()
         }
     }
-
-    /// Serves one ready descriptor: one handler call per pass (the fairness
-    /// bound). A source invalidated or gone from the mode since its event
-    /// was queued is skipped. Returns whether the handler ran.
-    func doDescriptor(_ source: DescriptorSource, events bits: UInt32, in mode: ModeState) -> Bool {
-        guard source.isValid, source.membership.withLock({ $0.modes.contains(mode.name) }) else { return false }
-        Callout.descriptor(source, DescriptorEvents(epoll: bits))
-        return true
-    }
 }
