@@ -27,7 +27,9 @@ enum TimerLockStripes {
     /// often allocated in runs) and cut to the table's size.
     @inline(__always)
     static func stripe(of timer: LoopTimer) -> Stripe {
-        let address = UInt(bitPattern: ObjectIdentifier(timer).hashValue)
+        // The address itself: `ObjectIdentifier.hashValue` runs SipHash,
+        // tens of nanoseconds on every lock.
+        let address = UInt(bitPattern: ObjectIdentifier(timer))
         let mixed = (address &* 0x9E37_79B9_7F4A_7C15) >> (UInt.bitWidth - 8)
         return stripes[Int(mixed & UInt(count - 1))]
     }
