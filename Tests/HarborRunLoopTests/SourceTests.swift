@@ -14,16 +14,22 @@ extension RunLoopTests {
             let log = EventLog()
             let source = LoopSource { log.append("ran"); ran.open() }
             worker.loop.add(source, forMode: .default)
-            // Wait until the worker sleeps, then signal without waking it.
-            let asleep = Gate()
-            worker.loop.add(LoopObserver(activities: .beforeWaiting, repeats: false) { _ in
-                // Still on the worker, just before it sleeps: post the signal from elsewhere later.
-                asleep.open()
+            // Wait until the worker sleeps for good, then signal without waking
+            // it. "For good": a wake-up posted before the loop's first sleep
+            // (the one below, if the worker had not slept yet) makes it pass
+            // once more, so the loop must be waiting with no pass for 20 ms.
+            let sleeps = EventLog()
+            worker.loop.add(LoopObserver(activities: .beforeWaiting, repeats: true) { _ in
+                sleeps.append("sleep")
             }, forMode: .default)
             worker.loop.wakeUp()
-            asleep.wait()
-            // The observer ran just before the wait; isWaiting follows within microseconds.
-            while !worker.loop.isWaiting { sched_yield() }
+            var settled = false
+            while !settled {
+                while !worker.loop.isWaiting || sleeps.all.isEmpty { sched_yield() }
+                let seen = sleeps.all.count
+                usleep(20_000)
+                settled = worker.loop.isWaiting && sleeps.all.count == seen
+            }
             source.signal()
             #expect(source.isSignalled)
             // Nobody woke it: it sleeps on, the source pending, until someone does.

@@ -2,6 +2,7 @@
 import CHarborLinux
 import Glibc
 import Harbor
+import HarborPorts
 import HarborTestSupport
 
 /// A directory under /tmp that uid 65534 can search (so it reaches the
@@ -29,18 +30,17 @@ final class Scratch: Sendable {
     }
 
     /// Copies `source` here as `name` with `mode`; returns the copy's path.
+    ///
+    /// `cp` writes the copy in a child of its own, never this process: a
+    /// file this process held open for writing would be inherited, for the
+    /// instant before its exec, by any child another thread spawns meanwhile,
+    /// and running the copy in that instant fails with ETXTBSY ("Text file
+    /// busy"), as it once did in a CI run.
     func copy(_ source: String, as name: String, mode: mode_t = 0o755) -> String {
         let copy = path + "/" + name
-        let input = open(source, O_RDONLY | O_CLOEXEC)
-        let output = open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count = read(input, &chunk, chunk.count)
-            if count <= 0 { break }
-            _ = chunk.withUnsafeBytes { Glibc.write(output, $0.baseAddress, count) }
+        if let pid = try? ProcessControl.spawn("/bin/cp", arguments: ["cp", source, copy], environment: []) {
+            _ = ProcessControl.waitForExit(pid)
         }
-        close(input)
-        close(output)
         chmod(copy, mode)
         return copy
     }
