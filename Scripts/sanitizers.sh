@@ -61,6 +61,7 @@ for sanitizer in "${sanitizers[@]}"; do
     chmod 1777 "$logs"
     start=$SECONDS
 
+    mkdir -p "$scratch"  # a fresh clone has none; the build log goes there
     echo "sanitizers: swift build --sanitize=$sanitizer --build-tests ($scratch)"
     if ! swift build --sanitize="$sanitizer" --build-tests --scratch-path "$scratch" >"$scratch/build.log" 2>&1; then
         grep -E "error:" -A3 "$scratch/build.log" | head -60 >&2 || tail -40 "$scratch/build.log" >&2
