@@ -112,8 +112,12 @@ extension Loop {
             if poll { return true }
             let outcome = state.withLock { state -> Bool? in
                 guard mode.timers.earliestHardDeadline == mode.armedDeadline else { return nil }
+                // An emptied mode counts as work: its last item may have gone
+                // (a timer invalidated on another thread) after this pass
+                // checked, when nobody had a sleeping loop to wake, and a
+                // loop asleep in an empty mode would never return.
                 if state.stopRequested || mode.sources.contains(where: \.isSignalled)
-                    || state.blocks.contains(where: { $0.runs(in: mode) }) {
+                    || state.blocks.contains(where: { $0.runs(in: mode) }) || isEmpty(mode, state) {
                     return false
                 }
                 state.isWaiting = true
