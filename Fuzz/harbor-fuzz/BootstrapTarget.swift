@@ -16,7 +16,7 @@ import Synchronization
 import HarborRunLoop
 
 enum BootstrapTarget {
-    private static let worker = RunLoopThread(name: "harbor-fuzz.bootstrap")
+    private static let worker = LoopWorker(name: "harbor-fuzz.bootstrap")
     private static let directory: String = {
         var template = Array("/tmp/harbor-fuzz-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { fail("mkdtemp: \(errno)") }

@@ -30,7 +30,7 @@ actor Mailbox {
 /// top-level code use ``runAsyncDemoAndWait()``.
 func runAsyncDemo() async throws {
     print("async: an actor on a run-loop thread receives port messages")
-    let worker = RunLoopThread(name: "demo.actor")
+    let worker = LoopWorker(name: "demo.actor")
     let mailbox = Mailbox(loop: worker.loop)
     let messages = try ReceiveRight().messages()
     let sender = messages.makeSendRight()

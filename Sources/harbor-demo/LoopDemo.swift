@@ -9,7 +9,7 @@ import Synchronization
 /// happens, then stops the worker for real.
 func runLoopDemo() throws {
     print("harbor-demo: a run loop on a worker thread")
-    let worker = RunLoopThread(name: "demo.worker")
+    let worker = LoopWorker(name: "demo.worker")
     let handled = DispatchSemaphore(value: 0)
     let events = DemoLog()
     let log = events.record

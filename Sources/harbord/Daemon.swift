@@ -22,7 +22,7 @@ struct Daemon: Service {
 
     func run() async throws {
         let notifier = ServiceNotifier()
-        let worker = RunLoopThread(name: "harbord")
+        let worker = LoopWorker(name: "harbord")
         let logger = self.logger
         let lastStatus = HarborLock<String>("")
         server.onChange = { summary in

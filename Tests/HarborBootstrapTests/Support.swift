@@ -106,7 +106,7 @@ final class HarbordProcess {
 /// A name server inside this process, on its own run-loop thread.
 final class InProcessServer {
     let directory = TemporaryDirectory()
-    let worker = RunLoopThread(name: "test.harbord")
+    let worker = LoopWorker(name: "test.harbord")
     let server: BootstrapServer
     let log = EventLog()
 

@@ -120,7 +120,7 @@ struct ExactReadinessTests {
         let received = Atomic<Int>(0)
         let source = try PortSource(ReceiveRight()) { _ in received.add(1, ordering: .relaxed) }
         let wakeUps = Atomic<Int>(0)
-        let worker = RunLoopThread(name: "p12-idle")
+        let worker = LoopWorker(name: "p12-idle")
         worker.loop.add(LoopObserver(activities: .afterWaiting, repeats: true) { _ in
             wakeUps.add(1, ordering: .relaxed)
         }, forMode: .default)

@@ -115,7 +115,7 @@ extension RunLoopTests {
         }
 
         @Test func A02_anActorOnALoopThreadRunsItsIsolatedCodeThere() async throws {
-            let worker = RunLoopThread(name: "a02")
+            let worker = LoopWorker(name: "a02")
             let bound = LoopBound(loop: worker.loop)
             #expect(await bound.isOnLoopThread())
             // The loop still serves its own sources between the actor's jobs.

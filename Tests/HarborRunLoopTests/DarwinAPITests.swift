@@ -74,7 +74,7 @@ extension RunLoopTests {
         }
 
         @Test func RL07_movingAnAbsoluteDateFromAnotherThreadReArmsTheSleepingLoop() {
-            let worker = RunLoopThread(name: "rl07-move")
+            let worker = LoopWorker(name: "rl07-move")
             let fired = Gate()
             let when = HarborLock<ContinuousClock.Instant?>(nil)
             let timer = LoopTimer(at: .now + .seconds(60)) { _ in

@@ -29,7 +29,7 @@ extension RunLoopTests {
 
         @Test func RL17_workerAcceptsWork_andStopEndsTheThreadAndReleasesEverything() throws {
             try expectNoDescriptorLeak {
-                let worker = RunLoopThread(name: "rl17")
+                let worker = LoopWorker(name: "rl17")
                 let log = EventLog()
                 let handled = DispatchSemaphore(value: 0)
                 let port = try PortSource(ReceiveRight()) { message in
@@ -49,6 +49,19 @@ extension RunLoopTests {
                 #expect(worker.loop.isTerminated)  // the thread exited and tore its loop down
                 #expect(throws: LoopError.self) { try worker.performAndWait {} }
             }
+        }
+
+        // Code written against the old name still compiles and gets the same
+        // type. The test is deprecated itself so that naming the deprecated
+        // alias does not warn (the build is warning-free).
+        @available(*, deprecated, message: "names RunLoopThread on purpose")
+        @Test func RL17_theOldNameRunLoopThreadIsLoopWorker() throws {
+            #expect(ObjectIdentifier(RunLoopThread.self) == ObjectIdentifier(LoopWorker.self))
+            let worker = RunLoopThread(name: "rl17-old-name")
+            let ran = EventLog()
+            try worker.performAndWait { ran.append("ran") }
+            worker.stop()
+            #expect(ran.all == ["ran"])
         }
 
         @Test func RL06_RL16_runningAnotherThreadsLoopTraps() async {

@@ -145,7 +145,7 @@ extension RunLoopTests {
         }
 
         @Test func RL16_everyCallButRunWorksFromOtherThreads() {
-            let worker = RunLoopThread(name: "rl16")
+            let worker = LoopWorker(name: "rl16")
             let log = EventLog()
             let done = Gate()
             let threads = (0..<4).map { index in

@@ -23,12 +23,12 @@ extension RunLoopTests {
             second.join()
             #expect(seen.withLock { $0 } == ["first sees first, its loop true", "second sees second"])
             #expect(LoopThread.current == nil, "the test's own thread is no LoopThread")
-            let worker = RunLoopThread(name: "worker")
+            let worker = LoopWorker(name: "worker")
             let onWorker = Atomic(true)
             try? worker.performAndWait { onWorker.store(LoopThread.current != nil, ordering: .relaxed) }
             worker.stop()
             let workerHadOne = onWorker.load(ordering: .relaxed)
-            #expect(!workerHadOne, "a RunLoopThread has no LoopThread")
+            #expect(!workerHadOne, "a LoopWorker has no LoopThread")
         }
 
         /// The object stays valid inside the body even when its creator let

@@ -16,7 +16,7 @@ extension RunLoopTests {
         /// the block finished.
         @Test func RL11_performFromAnotherThreadWakesTheLoop_andPerformAndWaitBlocksUntilDone() throws {
             try expectNoDescriptorLeak {
-                let worker = RunLoopThread(name: "rl11")
+                let worker = LoopWorker(name: "rl11")
                 let caller = SystemThread.kernelID
                 // The loop records its thread's kernel id on that thread, when it is made.
                 let loopThread = worker.loop.threadID
@@ -116,7 +116,7 @@ extension RunLoopTests {
 
         @Test func RL12_wakeUpEndsASleep_andIsWaitingTellsWhetherTheLoopSleeps() {
             expectNoDescriptorLeak {
-                let worker = RunLoopThread(name: "rl12")
+                let worker = LoopWorker(name: "rl12")
                 let asleep = Gate()
                 let woke = Gate()
                 worker.loop.add(LoopObserver(activities: .beforeWaiting, repeats: false) { _ in asleep.open() }, forMode: .default)

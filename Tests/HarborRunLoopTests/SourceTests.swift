@@ -9,7 +9,7 @@ import Testing
 extension RunLoopTests {
     @Suite struct SourceTests {
         @Test func RL08_signalIsNoticedAtTheNextPass_aSleepingLoopNeedsWakeUp() {
-            let worker = RunLoopThread(name: "rl08")
+            let worker = LoopWorker(name: "rl08")
             let ran = Gate()
             let log = EventLog()
             let source = LoopSource { log.append("ran"); ran.open() }
@@ -63,7 +63,7 @@ extension RunLoopTests {
             try expectNoDescriptorLeak {
                 let received = EventLog()
                 let gotIt = Gate()
-                let worker = RunLoopThread(name: "rl09")
+                let worker = LoopWorker(name: "rl09")
                 let port = try PortSource(ReceiveRight()) { message in
                     received.append("\(message.id):\(message.text)")
                     gotIt.open()

@@ -138,7 +138,7 @@ extension RunLoopTests {
         }
 
         @Test func RL07_invalidateAndSetFireDateFromAnotherThreadReachTheSleepingLoop() {
-            let worker = RunLoopThread(name: "rl07")
+            let worker = LoopWorker(name: "rl07")
             let log = EventLog()
             let fired = Gate()
             let late = LoopTimer(after: .seconds(3600)) { _ in log.append("late"); fired.open() }

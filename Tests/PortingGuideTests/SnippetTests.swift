@@ -119,7 +119,7 @@ extension PortingGuideTests {
 /// A name server in this process, on its own run-loop thread, at a socket in a fresh directory.
 final class NameServer {
     let directory: String
-    let worker = RunLoopThread(name: "porting.harbord")
+    let worker = LoopWorker(name: "porting.harbord")
     let server: BootstrapServer
     var socketPath: String { directory + "/bootstrap.sock" }
 

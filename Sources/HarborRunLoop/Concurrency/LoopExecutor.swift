@@ -10,11 +10,11 @@
 /// actor Session {
 ///     let executor: LoopExecutor
 ///     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-///     init(on worker: RunLoopThread) { executor = LoopExecutor(loop: worker.loop) }
+///     init(on worker: LoopWorker) { executor = LoopExecutor(loop: worker.loop) }
 /// }
 /// ```
 ///
-/// Jobs run only while the loop runs in a common mode (a ``RunLoopThread``
+/// Jobs run only while the loop runs in a common mode (a ``LoopWorker``
 /// runs `.default`, which is common). Jobs posted after the loop's thread
 /// has exited are dropped, and whatever awaited them waits forever: stop a
 /// worker only after its actors are done.

@@ -157,6 +157,6 @@ private final class SourceBox: @unchecked Sendable {
 /// The one loop thread that watches every awaited port.
 enum AsyncPortWatcher {
     /// Started on first use; lives for the rest of the process.
-    static let thread = RunLoopThread(name: "harbor.async-ports")
+    static let thread = LoopWorker(name: "harbor.async-ports")
     static var loop: Loop { thread.loop }
 }

@@ -11,7 +11,7 @@ import Synchronization
 /// "handled source" (it ends ``Loop/run(mode:before:)``).
 ///
 /// A source keeps a mode alive: a mode holding one is not empty, even if it
-/// is never signalled (``RunLoopThread`` uses exactly that).
+/// is never signalled (``LoopWorker`` uses exactly that).
 ///
 /// **Cost:** `signal()` is two atomic stores; the loop looks at each of the
 /// mode's sources under its lock once per pass.

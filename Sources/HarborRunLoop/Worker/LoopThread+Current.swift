@@ -3,7 +3,7 @@ import HarborPorts
 
 extension LoopThread {
     /// The ``LoopThread`` whose body runs on the calling thread, or `nil` on
-    /// any other thread (the main thread, a ``RunLoopThread``, Dispatch's
+    /// any other thread (the main thread, a ``LoopWorker``, Dispatch's
     /// threads, a thread started some other way).
     ///
     /// ```swift

@@ -13,7 +13,7 @@ import Synchronization
 /// perform is work in its modes: a thread whose body only runs its loop
 /// runs the perform instead of returning at once, and its loop returns once
 /// nothing is left (add a source or a port to keep it alive for good, the
-/// `addPort:forMode:` idiom, or use ``RunLoopThread``, which does that and
+/// `addPort:forMode:` idiom, or use ``LoopWorker``, which does that and
 /// can be stopped).
 ///
 /// ```swift

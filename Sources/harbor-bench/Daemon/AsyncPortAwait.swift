@@ -14,7 +14,7 @@ struct AsyncPortAwait: Benchmark {
     let iterations = (full: 1000, quick: 300)
     let notes = [
         "floor: eventfd + epoll ping-pong between the main thread and one server thread (as in cross-thread-round-trip).",
-        "harbor-portsource: the server is a RunLoopThread whose PortSource handler sends the reply.",
+        "harbor-portsource: the server is a LoopWorker whose PortSource handler sends the reply.",
         "harbor-async: the server is a task iterating `for try await` over the port's PortMessages; while it "
             + "waits, the port sits in the shared harbor.async-ports loop, which resumes the task on the "
             + "concurrency pool: one extra thread hop per request compared with the port source.",
@@ -41,13 +41,13 @@ private func clientRoundTrips(
 
 final class PortSourceServer: BenchmarkVariant {
     let name = "harbor-portsource"
-    let label = "RunLoopThread + PortSource handler replies"
-    private var worker: RunLoopThread?
+    let label = "LoopWorker + PortSource handler replies"
+    private var worker: LoopWorker?
     private var source: PortSource?
     private let replies = ReceiveRight()
 
     func start() throws {
-        let worker = RunLoopThread(name: "bench-portsource")
+        let worker = LoopWorker(name: "bench-portsource")
         let back = replies.makeSendRight()
         let source = try PortSource(ReceiveRight()) { _ in _ = try? back.send(Message(id: 2)) }
         worker.loop.add(source, forMode: .default)

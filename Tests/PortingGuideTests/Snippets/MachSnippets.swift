@@ -29,7 +29,7 @@ extension Snippets {
     static func machRequestReply(print: @escaping @Sendable (String) -> Void) throws {
         // snippet: mach-request-reply
         // The server, on its own run loop: receive, then send to msgh_remote_port.
-        let server = RunLoopThread(name: "server")
+        let server = LoopWorker(name: "server")
         let service = try PortSource(ReceiveRight()) { request in
             var request = request                                         // replying takes the reply right out of it
             try? request.reply(Message(id: request.id + 100, text: "pong"))   // mach_msg(&reply, MACH_SEND_MSG, …)
@@ -50,7 +50,7 @@ extension Snippets {
     /// mach_msg(MACH_SEND_MSG | MACH_RCV_MSG) in one call: a reply port of the call's own, a reused one, each phase's timeout.
     static func machSendAndReceive(print: @escaping @Sendable (String) -> Void) throws {
         // snippet: mach-send-and-receive
-        let server = RunLoopThread(name: "server")
+        let server = LoopWorker(name: "server")
         let service = try PortSource(ReceiveRight()) { request in
             var request = request
             try? request.reply(Message(id: request.id + 100, text: "pong to \(request.text)"))

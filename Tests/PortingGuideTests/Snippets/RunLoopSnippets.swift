@@ -62,12 +62,12 @@ enum Snippets {
         print("handled \(handledCount), then done")
     }
 
-    /// AFNetworking's permanent thread and seed 004's cancellable one: RunLoopThread.
+    /// AFNetworking's permanent thread and seed 004's cancellable one: LoopWorker.
     static func permanentThread(print: @escaping @Sendable (String) -> Void) throws {
         // snippet: permanent-thread
         // addPort:[NSMachPort port] + [runLoop run] in the thread's main, or
         // while (!self.isCancelled) [runLoop runUntilDate:…]: one object.
-        let networkThread = RunLoopThread(name: "AFNetworking")
+        let networkThread = LoopWorker(name: "AFNetworking")
         networkThread.perform { print("request started on AFNetworking") }   // performSelector:onThread:…waitUntilDone:NO
         try networkThread.performAndWait { print("waited for AFNetworking") } // …waitUntilDone:YES
         networkThread.stop()                                              // [thread cancel], and the thread really ends

@@ -60,7 +60,7 @@ extension Snippets {
         cancelled.invalidate()                                            // cancelPreviousPerformRequestsWithTarget:
         runLoop.perform(inModes: [.default]) { print("block in default") } // CFRunLoopPerformBlock(rl, @[NSDefaultRunLoopMode], ^{ … })
         runLoop.run(until: .now + .seconds(5))                            // the block, then the delayed perform, then empty
-        let worker = RunLoopThread(name: "worker")
+        let worker = LoopWorker(name: "worker")
         worker.perform { print("on worker") }                             // performSelector:onThread:worker …waitUntilDone:NO
         try worker.performAndWait { print("waited on worker") }           // …waitUntilDone:YES
         worker.stop()

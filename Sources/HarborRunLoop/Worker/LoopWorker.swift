@@ -11,7 +11,7 @@ import Synchronization
 /// version-0 source in `.default` that is never signalled.
 ///
 /// ```swift
-/// let worker = RunLoopThread(name: "net")
+/// let worker = LoopWorker(name: "net")
 /// worker.loop.add(portSource, forMode: .default)
 /// worker.perform { … }          // runs on the worker
 /// worker.stop()                 // joins the thread
@@ -20,14 +20,14 @@ import Synchronization
 /// **Cost:** one thread; its loop's descriptors (an eventfd, and an epoll set
 /// and a timerfd per mode).
 /// **Thread safety:** every method, any thread.
-public final class RunLoopThread: Sendable {
+public final class LoopWorker: Sendable {
     /// The worker's loop: add sources, timers and observers to it from any thread.
     public let loop: Loop
     /// The worker's name, for logs and descriptions.
     public let name: String
     private let thread: HarborLock<SystemThread?>
     private let stopping = StopFlag()
-    private let keepAlive = LoopSource(order: .max, label: "RunLoopThread keep-alive") {}
+    private let keepAlive = LoopSource(order: .max, label: "LoopWorker keep-alive") {}
 
     /// Starts the thread and returns once its loop exists.
     public init(name: String = "harbor.loop") {
@@ -82,6 +82,11 @@ public final class RunLoopThread: Sendable {
 
     deinit { stop() }
 }
+
+/// ``LoopWorker``'s name before the run-loop types were all named `Loop…`:
+/// code written against it still compiles, with a warning naming the new one.
+@available(*, deprecated, renamed: "LoopWorker")
+public typealias RunLoopThread = LoopWorker
 
 /// Shared between the worker and whoever stops it.
 private final class StopFlag: Sendable {
