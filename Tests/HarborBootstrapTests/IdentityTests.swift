@@ -16,60 +16,62 @@ extension BootstrapTests {
         /// and not listed, and a check-in lands in nobody's scope.
         @Test(.timeLimit(.minutes(1)))
         func P11_aRequestRelayedInAMovedReceiveRightIsDecidedOnTheRelaysUid() throws {
-            try #require(geteuid() == 0, "needs root to run the relay as nobody")
-            let fixture = try InProcessServer(policy: BootstrapPolicy(parsing: Array("shared common owner=0\n".utf8)))
-            defer { fixture.shutDown() }
-            let root = try fixture.client()
-            let secret = try root.checkIn("root.secret")
-            let relay = try NobodyPeer(directory: fixture.directory)
+            try expectNoDescriptorLeak { () throws in
+                try #require(geteuid() == 0, "needs root to run the relay as nobody")
+                let fixture = try InProcessServer(policy: BootstrapPolicy(parsing: Array("shared common owner=0\n".utf8)))
+                defer { fixture.shutDown() }
+                let root = try fixture.client()
+                let secret = try root.checkIn("root.secret")
+                let relay = try NobodyPeer(directory: fixture.directory)
 
-            // A port of root's, with requests queued by root, moved to nobody.
-            let moved = ReceiveRight()
-            let back = ReceiveRight()
-            moved.requestPortDestroyedNotification(to: back.makeSendOnceRight())
-            let toMoved = moved.makeSendRight()
-            let replies = ReceiveRight()
-            let session = ReceiveRight()  // the check-in's session right: a live port of root's
-            try toMoved.send(Message(id: 1, text: "first, read by receiveKept"))
-            for (id, body) in [(BootstrapRequest.lookUp, "root.secret"), (BootstrapRequest.list, ""),
-                               (BootstrapRequest.checkIn, "landed")] {
-                var request = Message(id: id, text: body)
-                request.setReplyRight(replies.makeSendOnceRight())
-                if id == BootstrapRequest.checkIn { request.attach(session.makeSendRight()) }
-                try toMoved.send(request)
-            }
-            // Queued here, then moved with the port: nobody's process holds
-            // them in its queue (a pump there may stop reading ahead at a
-            // message with rights, so sending after the move would leave
-            // them on the connection, where they stay root's own).
-            var keep = Message(id: PeerCommands.keep)
-            keep.attach(moved)
-            #expect(try relay.request(keep).text == "kept")
-            // nobody receives once (reading the rest into its queue), then
-            // exits: the port comes home through the port-destroyed request.
-            #expect(try relay.request(Message(id: PeerCommands.receiveKept, text: "5000")).text == "#1")
-            relay.stop()
-            var notice = try back.receive(timeout: .seconds(10))
-            let returned = try notice.takeReceiveRight(at: 0)
+                // A port of root's, with requests queued by root, moved to nobody.
+                let moved = ReceiveRight()
+                let back = ReceiveRight()
+                moved.requestPortDestroyedNotification(to: back.makeSendOnceRight())
+                let toMoved = moved.makeSendRight()
+                let replies = ReceiveRight()
+                let session = ReceiveRight()  // the check-in's session right: a live port of root's
+                try toMoved.send(Message(id: 1, text: "first, read by receiveKept"))
+                for (id, body) in [(BootstrapRequest.lookUp, "root.secret"), (BootstrapRequest.list, ""),
+                                   (BootstrapRequest.checkIn, "landed")] {
+                    var request = Message(id: id, text: body)
+                    request.setReplyRight(replies.makeSendOnceRight())
+                    if id == BootstrapRequest.checkIn { request.attach(session.makeSendRight()) }
+                    try toMoved.send(request)
+                }
+                // Queued here, then moved with the port: nobody's process holds
+                // them in its queue (a pump there may stop reading ahead at a
+                // message with rights, so sending after the move would leave
+                // them on the connection, where they stay root's own).
+                var keep = Message(id: PeerCommands.keep)
+                keep.attach(moved)
+                #expect(try relay.request(keep).text == "kept")
+                // nobody receives once (reading the rest into its queue), then
+                // exits: the port comes home through the port-destroyed request.
+                #expect(try relay.request(Message(id: PeerCommands.receiveKept, text: "5000")).text == "#1")
+                relay.stop()
+                var notice = try back.receive(timeout: .seconds(10))
+                let returned = try notice.takeReceiveRight(at: 0)
 
-            var answers: [Int32: (id: Int32, text: String)] = [:]
-            for _ in 0..<3 {
-                let request = try returned.receive(timeout: .seconds(5))
-                #expect(request.trailer.sender.uid == 65534, "the kernel's word: nobody delivered it")
-                #expect(request.trailer.claimedOriginalSender?.uid == 0, "nobody's claim: root sent it")
-                let id = request.id
-                try fixture.handle(request)
-                let answer = try replies.receive(timeout: .seconds(5))
-                answers[id] = (answer.id, answer.text)
+                var answers: [Int32: (id: Int32, text: String)] = [:]
+                for _ in 0..<3 {
+                    let request = try returned.receive(timeout: .seconds(5))
+                    #expect(request.trailer.sender.uid == 65534, "the kernel's word: nobody delivered it")
+                    #expect(request.trailer.claimedOriginalSender?.uid == 0, "nobody's claim: root sent it")
+                    let id = request.id
+                    try fixture.handle(request)
+                    let answer = try replies.receive(timeout: .seconds(5))
+                    answers[id] = (answer.id, answer.text)
+                }
+                #expect(answers[BootstrapRequest.lookUp]?.id == BootstrapError.Code.notFound.rawValue,
+                        "root's private name was looked up on a relayed claim")
+                let listed = answers[BootstrapRequest.list].flatMap { BootstrapListing.decode($0.text, after: nil)?.entries.map(\.name) }
+                #expect(listed == ["common"], "the listing must be nobody's: \(listed ?? [])")
+                #expect(answers[BootstrapRequest.checkIn]?.id == 0)
+                #expect(try root.list().map(\.name) == ["common", "root.secret"], "root's scope got nobody's check-in")
+                _ = secret
+                _ = session
             }
-            #expect(answers[BootstrapRequest.lookUp]?.id == BootstrapError.Code.notFound.rawValue,
-                    "root's private name was looked up on a relayed claim")
-            let listed = answers[BootstrapRequest.list].flatMap { BootstrapListing.decode($0.text, after: nil)?.entries.map(\.name) }
-            #expect(listed == ["common"], "the listing must be nobody's: \(listed ?? [])")
-            #expect(answers[BootstrapRequest.checkIn]?.id == 0)
-            #expect(try root.list().map(\.name) == ["common", "root.secret"], "root's scope got nobody's check-in")
-            _ = secret
-            _ = session
         }
     }
 }

@@ -39,26 +39,28 @@ private func readSmallFile(_ path: String) -> String? {
 
 extension BootstrapTests {
     @Suite(.timeLimit(.minutes(1))) struct IdleTests {
-        @Test func P12_harbordSleepsAfterTraffic() throws {
-            let harbord = HarbordProcess()
-            #expect(harbord.waitUntilReady())
-            // A client that stays connected (its uid's port keeps its
-            // connection), and one that lists and leaves.
-            let holder = harbord.harbor(["hold", "idle.test", "--seconds", "5"])
-            #expect(eventually { harbord.harbor(["list"]).allStdout().contains("idle.test") })
-            usleep(200_000)
-            let before = sleepAccount(harbord.child.pid)
-            usleep(500_000)
-            let after = sleepAccount(harbord.child.pid)
-            let cpu = Double(after.cpu - before.cpu) / 1e6
-            let wakeUps = after.wakeUps - before.wakeUps
-            // Idle, harbord has no timer shorter than a second here (no
-            // watchdog): a few wake-ups at most, and next to no CPU.
-            #expect(wakeUps <= 4, "harbord woke \(wakeUps) times in 500 ms with nothing to do")
-            #expect(cpu < 5, "harbord used \(cpu) ms of CPU in 500 ms idle")
-            kill(holder.pid, SIGTERM)
-            holder.waitForExit()
-            #expect(harbord.stop() == 0)
+        @Test func P12_harbordSleepsAfterTraffic() {
+            expectNoDescriptorLeak {
+                let harbord = HarbordProcess()
+                #expect(harbord.waitUntilReady())
+                // A client that stays connected (its uid's port keeps its
+                // connection), and one that lists and leaves.
+                let holder = harbord.harbor(["hold", "idle.test", "--seconds", "5"])
+                #expect(eventually { harbord.harbor(["list"]).allStdout().contains("idle.test") })
+                usleep(200_000)
+                let before = sleepAccount(harbord.child.pid)
+                usleep(500_000)
+                let after = sleepAccount(harbord.child.pid)
+                let cpu = Double(after.cpu - before.cpu) / 1e6
+                let wakeUps = after.wakeUps - before.wakeUps
+                // Idle, harbord has no timer shorter than a second here (no
+                // watchdog): a few wake-ups at most, and next to no CPU.
+                #expect(wakeUps <= 4, "harbord woke \(wakeUps) times in 500 ms with nothing to do")
+                #expect(cpu < 5, "harbord used \(cpu) ms of CPU in 500 ms idle")
+                kill(holder.pid, SIGTERM)
+                holder.waitForExit()
+                #expect(harbord.stop() == 0)
+            }
         }
     }
 }

@@ -13,21 +13,23 @@ extension BootstrapTests {
         /// own quota's business; when nobody's process exits its names are
         /// released and it may check them in again.
         @Test func P12_namesOverAUidsQuotaAreRefusedAndReleasedWhenItsProcessLeaves() throws {
-            try #require(geteuid() == 0, "needs root to run a child as nobody")
-            let harbord = HarbordProcess(extraArguments: ["--max-names-per-uid", "5"])
-            #expect(harbord.waitUntilReady())
-            let greedy = harbord.harbor(["hold"] + (1...6).map { "n.\($0)" }, asNobody: true)
-            #expect(greedy.exitCode() == 6, "the sixth name should be over quota: \(greedy.stderrSoFar)")
-            #expect(greedy.waitForStderr("n.6: uid 65534 has 5 names, its limit"), "\(greedy.stderrSoFar)")
+            try expectNoDescriptorLeak { () throws in
+                try #require(geteuid() == 0, "needs root to run a child as nobody")
+                let harbord = HarbordProcess(extraArguments: ["--max-names-per-uid", "5"])
+                #expect(harbord.waitUntilReady())
+                let greedy = harbord.harbor(["hold"] + (1...6).map { "n.\($0)" }, asNobody: true)
+                #expect(greedy.exitCode() == 6, "the sixth name should be over quota: \(greedy.stderrSoFar)")
+                #expect(greedy.waitForStderr("n.6: uid 65534 has 5 names, its limit"), "\(greedy.stderrSoFar)")
 
-            let client = try harbord.client()
-            let mine = try (1...5).map { HeldName(try client.checkIn("r.\($0)")) }
-            #expect(code(of: { _ = try client.checkIn("r.6") }) == .overQuota)
+                let client = try harbord.client()
+                let mine = try (1...5).map { HeldName(try client.checkIn("r.\($0)")) }
+                #expect(code(of: { _ = try client.checkIn("r.6") }) == .overQuota)
 
-            // nobody's names went with its process: five fit again.
-            #expect(eventually { harbord.harbor(["hold"] + (1...5).map { "n.\($0)" } + ["--seconds", "0.1"], asNobody: true).exitCode() == 0 })
-            #expect(mine.count == 5)
-            #expect(harbord.stop() == 0)
+                // nobody's names went with its process: five fit again.
+                #expect(eventually { harbord.harbor(["hold"] + (1...5).map { "n.\($0)" } + ["--seconds", "0.1"], asNobody: true).exitCode() == 0 })
+                #expect(mine.count == 5)
+                #expect(harbord.stop() == 0)
+            }
         }
 
         /// P12: a uid's connections are bounded: with three of root's
@@ -37,16 +39,18 @@ extension BootstrapTests {
         /// one process share one connection, as every right to one port in
         /// one process does.)
         @Test func P12_connectionsOverAUidsQuotaAreRefusedOthersStillConnect() throws {
-            try #require(geteuid() == 0, "needs root to run a child as nobody")
-            let harbord = HarbordProcess(extraArguments: ["--max-clients-per-uid", "3"])
-            #expect(harbord.waitUntilReady())
-            let holders = (1...3).map { harbord.harbor(["hold", "c.\($0)", "--seconds", "3"]) }
-            for holder in holders { #expect(holder.waitForStdout("holding")) }
-            #expect(harbord.harbor(["list"]).exitCode() == 6, "a fourth connection of root's was let in")
-            #expect(harbord.harbor(["list"], asNobody: true).exitCode() == 0, "nobody was locked out by root's connections")
-            for holder in holders { #expect(holder.exitCode() == 0) }
-            #expect(eventually { harbord.harbor(["list"]).exitCode() == 0 }, "closed connections were not given back")
-            #expect(harbord.stop() == 0)
+            try expectNoDescriptorLeak { () throws in
+                try #require(geteuid() == 0, "needs root to run a child as nobody")
+                let harbord = HarbordProcess(extraArguments: ["--max-clients-per-uid", "3"])
+                #expect(harbord.waitUntilReady())
+                let holders = (1...3).map { harbord.harbor(["hold", "c.\($0)", "--seconds", "3"]) }
+                for holder in holders { #expect(holder.waitForStdout("holding")) }
+                #expect(harbord.harbor(["list"]).exitCode() == 6, "a fourth connection of root's was let in")
+                #expect(harbord.harbor(["list"], asNobody: true).exitCode() == 0, "nobody was locked out by root's connections")
+                for holder in holders { #expect(holder.exitCode() == 0) }
+                #expect(eventually { harbord.harbor(["list"]).exitCode() == 0 }, "closed connections were not given back")
+                #expect(harbord.stop() == 0)
+            }
         }
 
         /// P12: messages waiting for a service that has not checked in are
@@ -54,40 +58,42 @@ extension BootstrapTests {
         /// right gets overQuota), nobody's still waits, the service gets the
         /// ones that were kept, in order, and root's charge is released by it.
         @Test func P12_messagesWaitingForAServiceAreBoundedPerUid() throws {
-            try #require(geteuid() == 0, "needs root to run a child as nobody")
-            let harbord = HarbordProcess(policy: "shared later owner=0\nshared after owner=0\n",
-                                         extraArguments: ["--max-pending-per-uid", "3"])
-            #expect(harbord.waitUntilReady())
-            let client = try harbord.client()
-            let later = try client.lookUp("later")
-            let replies = ReceiveRight()
-            for index in 0..<4 {
-                var message = Message(id: 10 + Int32(index), text: "root \(index)")
-                message.setReplyRight(replies.makeSendOnceRight())
-                try later.send(message, timeout: .seconds(2))
+            try expectNoDescriptorLeak { () throws in
+                try #require(geteuid() == 0, "needs root to run a child as nobody")
+                let harbord = HarbordProcess(policy: "shared later owner=0\nshared after owner=0\n",
+                                             extraArguments: ["--max-pending-per-uid", "3"])
+                #expect(harbord.waitUntilReady())
+                let client = try harbord.client()
+                let later = try client.lookUp("later")
+                let replies = ReceiveRight()
+                for index in 0..<4 {
+                    var message = Message(id: 10 + Int32(index), text: "root \(index)")
+                    message.setReplyRight(replies.makeSendOnceRight())
+                    try later.send(message, timeout: .seconds(2))
+                }
+                let refusal = try replies.receive(timeout: .seconds(5))
+                #expect(refusal.id == BootstrapError.Code.overQuota.rawValue)
+                #expect(refusal.text.contains("uid 0 has 3 messages waiting"), "\(refusal.text)")
+                #expect(harbord.harbor(["send", "later", "from", "nobody"], asNobody: true).exitCode() == 0)
+                #expect(eventually { (try? client.list().first { $0.name == "later" }) != nil })
+                usleep(100_000)  // nobody's message reaches harbord's list of waiting messages
+                let service = try client.checkIn("later")
+                let texts = try (0..<4).map { _ in try service.receive(timeout: .seconds(5)).text }
+                #expect(texts == ["root 0", "root 1", "root 2", "from nobody"])
+                let extra = arrival(on: service, within: .milliseconds(100))
+                #expect(extra == nil, "the refused message was kept: \(extra ?? "")")
+                // Root's three are the service's now: root may leave three more.
+                let after = try client.lookUp("after")
+                let moreReplies = ReceiveRight()
+                for index in 0..<3 {
+                    var message = Message(id: 20, text: "again \(index)")
+                    message.setReplyRight(moreReplies.makeSendOnceRight())
+                    try after.send(message, timeout: .seconds(2))
+                }
+                let late = arrival(on: moreReplies, within: .milliseconds(300))
+                #expect(late == nil, "root's charge was not released at check-in: \(late ?? "")")
+                #expect(harbord.stop() == 0)
             }
-            let refusal = try replies.receive(timeout: .seconds(5))
-            #expect(refusal.id == BootstrapError.Code.overQuota.rawValue)
-            #expect(refusal.text.contains("uid 0 has 3 messages waiting"), "\(refusal.text)")
-            #expect(harbord.harbor(["send", "later", "from", "nobody"], asNobody: true).exitCode() == 0)
-            #expect(eventually { (try? client.list().first { $0.name == "later" }) != nil })
-            usleep(100_000)  // nobody's message reaches harbord's list of waiting messages
-            let service = try client.checkIn("later")
-            let texts = try (0..<4).map { _ in try service.receive(timeout: .seconds(5)).text }
-            #expect(texts == ["root 0", "root 1", "root 2", "from nobody"])
-            let extra = arrival(on: service, within: .milliseconds(100))
-            #expect(extra == nil, "the refused message was kept: \(extra ?? "")")
-            // Root's three are the service's now: root may leave three more.
-            let after = try client.lookUp("after")
-            let moreReplies = ReceiveRight()
-            for index in 0..<3 {
-                var message = Message(id: 20, text: "again \(index)")
-                message.setReplyRight(moreReplies.makeSendOnceRight())
-                try after.send(message, timeout: .seconds(2))
-            }
-            let late = arrival(on: moreReplies, within: .milliseconds(300))
-            #expect(late == nil, "root's charge was not released at check-in: \(late ?? "")")
-            #expect(harbord.stop() == 0)
         }
 
         /// P12: descriptors are shared: at a small descriptor limit, one uid
@@ -95,32 +101,34 @@ extension BootstrapTests {
         /// harbord's table; root still connects and checks names in; when
         /// nobody's processes exit, nobody may come back.
         @Test func P12_oneUidCannotFillTheDescriptorTable() throws {
-            try #require(geteuid() == 0, "needs root to run a child as nobody")
-            let harbord = HarbordProcess(extraArguments: ["--max-descriptors", "96", "--descriptor-reserve", "16"])
-            #expect(harbord.waitUntilReady())
-            var hoarders: [Child] = []
-            var refusedAt: Int?
-            for index in 0..<40 {
-                let holder = harbord.harbor(["hold", "h.\(index)"], asNobody: true)
-                if holder.waitForStdout("holding 1 name", before: .now + .seconds(5)) {
-                    hoarders.append(holder)
-                } else {
-                    #expect(holder.exitCode() == 6, "refusal: \(holder.stderrSoFar)")
-                    refusedAt = index
-                    break
+            try expectNoDescriptorLeak { () throws in
+                try #require(geteuid() == 0, "needs root to run a child as nobody")
+                let harbord = HarbordProcess(extraArguments: ["--max-descriptors", "96", "--descriptor-reserve", "16"])
+                #expect(harbord.waitUntilReady())
+                var hoarders: [Child] = []
+                var refusedAt: Int?
+                for index in 0..<40 {
+                    let holder = harbord.harbor(["hold", "h.\(index)"], asNobody: true)
+                    if holder.waitForStdout("holding 1 name", before: .now + .seconds(5)) {
+                        hoarders.append(holder)
+                    } else {
+                        #expect(holder.exitCode() == 6, "refusal: \(holder.stderrSoFar)")
+                        refusedAt = index
+                        break
+                    }
                 }
+                #expect(refusedAt != nil, "nobody filled harbord with \(hoarders.count) processes")
+                let client = try harbord.client()
+                let mine = try (0..<3).map { HeldName(try client.checkIn("root.\($0)")) }
+                #expect(try client.list().filter { $0.scope == .user(0) }.count == 3)
+                for holder in hoarders { kill(holder.pid, SIGTERM) }
+                for holder in hoarders { _ = holder.waitForExit() }
+                #expect(eventually {
+                    harbord.harbor(["hold", "back", "--seconds", "0.1"], asNobody: true).exitCode() == 0
+                }, "nobody's descriptors were not released")
+                #expect(mine.count == 3)
+                #expect(harbord.stop() == 0)
             }
-            #expect(refusedAt != nil, "nobody filled harbord with \(hoarders.count) processes")
-            let client = try harbord.client()
-            let mine = try (0..<3).map { HeldName(try client.checkIn("root.\($0)")) }
-            #expect(try client.list().filter { $0.scope == .user(0) }.count == 3)
-            for holder in hoarders { kill(holder.pid, SIGTERM) }
-            for holder in hoarders { _ = holder.waitForExit() }
-            #expect(eventually {
-                harbord.harbor(["hold", "back", "--seconds", "0.1"], asNobody: true).exitCode() == 0
-            }, "nobody's descriptors were not released")
-            #expect(mine.count == 3)
-            #expect(harbord.stop() == 0)
         }
     }
 }

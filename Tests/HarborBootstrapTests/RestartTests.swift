@@ -15,40 +15,42 @@ extension BootstrapTests {
         /// ports; a declared name's holder gets it back too.
         @Test(.timeLimit(.minutes(1)))
         func P10_aRestartedNameServerHasItsNamesBackWithinOneSecond() throws {
-            let harbord = SupervisedHarbord(policy: "declare restart.declared user=\(geteuid())\n")
-            let client = try BootstrapClient(socketPath: harbord.socketPath, timeout: .seconds(10))
-            let first = try #require(harbord.waitForHarbord(other: nil), "harbord did not start: \(harbord.child.stderrSoFar)")
-            let holder = harbord.harbor(["hold", "restart.a", "restart.b"])
-            #expect(holder.waitForStdout("holding 2 names"))
-            let mine = try client.checkIn("restart.mine")
-            let declared = try client.checkIn("restart.declared")
-            let before = try client.lookUp("restart.a")
-            let names = ["restart.a", "restart.b", "restart.declared", "restart.mine"]
-            #expect(try client.list().map(\.name) == names)
+            try expectNoDescriptorLeak { () throws in
+                let harbord = SupervisedHarbord(policy: "declare restart.declared user=\(geteuid())\n")
+                let client = try BootstrapClient(socketPath: harbord.socketPath, timeout: .seconds(10))
+                let first = try #require(harbord.waitForHarbord(other: nil), "harbord did not start: \(harbord.child.stderrSoFar)")
+                let holder = harbord.harbor(["hold", "restart.a", "restart.b"])
+                #expect(holder.waitForStdout("holding 2 names"))
+                let mine = try client.checkIn("restart.mine")
+                let declared = try client.checkIn("restart.declared")
+                let before = try client.lookUp("restart.a")
+                let names = ["restart.a", "restart.b", "restart.declared", "restart.mine"]
+                #expect(try client.list().map(\.name) == names)
 
-            let restarted = ContinuousClock.now
-            kill(first, SIGTERM)
-            let second = try #require(harbord.waitForHarbord(other: first), "no new harbord on the same socket")
-            var back: [String] = []
-            while ContinuousClock.now - restarted < .seconds(5) {
-                back = (try? client.list().filter { $0.state != .waiting }.map(\.name)) ?? []
-                if back == names { break }
-                usleep(10_000)
+                let restarted = ContinuousClock.now
+                kill(first, SIGTERM)
+                let second = try #require(harbord.waitForHarbord(other: first), "no new harbord on the same socket")
+                var back: [String] = []
+                while ContinuousClock.now - restarted < .seconds(5) {
+                    back = (try? client.list().filter { $0.state != .waiting }.map(\.name)) ?? []
+                    if back == names { break }
+                    usleep(10_000)
+                }
+                let took = ContinuousClock.now - restarted
+                #expect(back == names, "names back after the restart: \(back)")
+                #expect(took < .seconds(1), "the names took \(took) to come back")
+                #expect(second != first)
+
+                // The ports are the ones their holders kept: old rights still work, new look-ups find them.
+                try before.send(Message(id: 1, text: "through the old right"), timeout: .seconds(2))
+                try client.lookUp("restart.mine").send(Message(id: 2, text: "after the restart"), timeout: .seconds(2))
+                #expect(try mine.receive(timeout: .seconds(5)).text == "after the restart")
+                try client.lookUp("restart.declared").send(Message(id: 3, text: "declared"), timeout: .seconds(2))
+                #expect(try declared.receive(timeout: .seconds(5)).text == "declared")
+                kill(holder.pid, SIGTERM)
+                _ = holder.waitForExit()
+                harbord.stop()
             }
-            let took = ContinuousClock.now - restarted
-            #expect(back == names, "names back after the restart: \(back)")
-            #expect(took < .seconds(1), "the names took \(took) to come back")
-            #expect(second != first)
-
-            // The ports are the ones their holders kept: old rights still work, new look-ups find them.
-            try before.send(Message(id: 1, text: "through the old right"), timeout: .seconds(2))
-            try client.lookUp("restart.mine").send(Message(id: 2, text: "after the restart"), timeout: .seconds(2))
-            #expect(try mine.receive(timeout: .seconds(5)).text == "after the restart")
-            try client.lookUp("restart.declared").send(Message(id: 3, text: "declared"), timeout: .seconds(2))
-            #expect(try declared.receive(timeout: .seconds(5)).text == "declared")
-            kill(holder.pid, SIGTERM)
-            _ = holder.waitForExit()
-            harbord.stop()
         }
     }
 }

@@ -65,6 +65,15 @@ public final class BootstrapClient: Sendable {
 
     deinit { session.withLock { $0 }?.clientLeft() }
 
+    /// Waits until every session thread of this process has ended and let go
+    /// of its session (or `timeout` passes); true if so. A session outlives
+    /// its client while one of its names lives, and ends on its own thread
+    /// after the last one dies, closing its ports there: whoever counts this
+    /// process's descriptors afterwards (a test) waits here first.
+    package static func waitUntilSessionsEnd(timeout: Duration) -> Bool {
+        BootstrapSession.waitUntilQuiescent(timeout: timeout)
+    }
+
     /// The send right to the bootstrap port in use now (a new one after the
     /// server restarted).
     public var bootstrapPort: SendRight { link.current.right }

@@ -58,9 +58,38 @@ final class BootstrapSession: Sendable {
         do { try port.setQueueLimit(256) } catch {}
         // Without a thread (out of threads) the session answers nothing; the
         // names still work for this process, as before the session existed.
-        if let handle = try? SystemThread.spawn({ [self] in self.run() }) {
+        Self.threads.add(1, ordering: .sequentiallyConsistent)
+        let owned = Unmanaged.passRetained(self)
+        if let handle = try? SystemThread.spawn({ Self.serve(owned) }) {
             thread.withLock { $0 = handle }
+        } else {
+            owned.release()
+            Self.threads.subtract(1, ordering: .sequentiallyConsistent)
         }
+    }
+
+    /// Session threads not yet done: counted from before one starts until it
+    /// has let go of its session.
+    private static let threads = Atomic<Int>(0)
+
+    /// The thread's body. It drops its reference before counting itself out:
+    /// when that reference was the last (the client gone, the last name
+    /// dead), the session's ports are closed by then.
+    private static func serve(_ owned: Unmanaged<BootstrapSession>) {
+        var session: BootstrapSession? = owned.takeRetainedValue()
+        session?.run()
+        session = nil
+        threads.subtract(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// Waits until no session thread runs (or `timeout` passes); true if none does.
+    static func waitUntilQuiescent(timeout: Duration) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while threads.load(ordering: .sequentiallyConsistent) > 0 {
+            if ContinuousClock.now >= deadline { return false }
+            pauseThread(for: .microseconds(200))
+        }
+        return true
     }
 
     // MARK: The table (any thread)
