@@ -60,6 +60,16 @@ int charbor_futex_wake(int32_t *word, int32_t count) {
 extern char **environ;
 char **charbor_environ(void) { return environ; }
 
+int charbor_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
+#if __GLIBC_PREREQ(2, 34)
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+#else
+    (void)actions;
+    (void)from;
+    return ENOSYS;
+#endif
+}
+
 
 int charbor_pidfd_open(pid_t pid, unsigned int flags) { return (int)syscall(SYS_pidfd_open, pid, flags); }
 int charbor_pidfd_send_signal(int pidfd, int sig) { return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0); }

@@ -76,4 +76,25 @@ import Testing
             try timer.disarm()
         }
     }
+
+    /// A child gets stdin, stdout, stderr and the descriptor passed to it,
+    /// and nothing else: not even a descriptor of this process opened
+    /// without close-on-exec (as a test runner's output pipe may be).
+    @Test func processControl_aChildInheritsOnlyStdioAndWhatItIsGiven() throws {
+        try expectNoDescriptorLeak { () throws in
+            let stray = Glibc.open("/dev/null", O_RDONLY)  // no O_CLOEXEC: exec alone would not close it
+            try #require(stray > 3)
+            defer { Glibc.close(stray) }
+            let given = try EventDescriptor()
+            // Exit codes: 3, the given one is missing; 4, the stray one came
+            // along; 5, stderr is missing.
+            let script = "test -e /proc/self/fd/3 || exit 3; test -e /proc/self/fd/\(stray) && exit 4; "
+                + "test -e /proc/self/fd/2 || exit 5; exit 0"
+            let pid = try ProcessControl.spawn("/bin/sh", arguments: ["sh", "-c", script], environment: [],
+                                               inherit: (given.rawValue, 3))
+            let status = ProcessControl.waitForExit(pid)
+            #expect(status & 0x7f == 0 && (status >> 8) & 0xff == 0,
+                    "the child exited with \((status >> 8) & 0xff) (4: descriptor \(stray) was inherited)")
+        }
+    }
 }

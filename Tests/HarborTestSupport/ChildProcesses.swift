@@ -46,6 +46,10 @@ public final class Child {
             posix_spawn_file_actions_adddup2(&actions, out[1], 1)
             posix_spawn_file_actions_adddup2(&actions, err[1], 2)
         }
+        // Nothing else of the test runner's (its own output pipe, a
+        // descriptor another thread has not marked close-on-exec yet): a
+        // child that outlives its test must not keep `swift test` waiting.
+        _ = charbor_spawn_addclosefrom(&actions, 3)
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup($0) } + [nil]
         var child: pid_t = 0

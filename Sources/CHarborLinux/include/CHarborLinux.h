@@ -93,6 +93,11 @@ int charbor_futex_wake(int32_t *word, int32_t count);
 
 // The process environment, for posix_spawn.
 char **charbor_environ(void);
+// Has a spawned child close every descriptor from `from` up (after the
+// actions added before this one), so it inherits only what its parent
+// passed on purpose. posix_spawn_file_actions_addclosefrom_np is a GNU
+// extension (glibc 2.34); ENOSYS without it.
+int charbor_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from);
 
 // Control-message macros (cmsg(3)).
 // Inline: every received packet walks its control messages with these.

@@ -86,6 +86,11 @@ package enum ProcessControl {
     /// Starts `executable` with `arguments` (argv[0] included) and
     /// `environment`; with `inherit`, the child gets descriptor
     /// `inherit.descriptor` as number `inherit.as` (without close-on-exec).
+    /// The child keeps stdin, stdout and stderr as they are here and no
+    /// other descriptor of this process: one opened without close-on-exec
+    /// (by a library, or by another thread between its `open` and `fcntl`)
+    /// would otherwise live on in the child, a test runner's output pipe
+    /// kept open by a child that outlives its test, say.
     /// `searchPath` looks a bare name up in PATH. C: `posix_spawn(p)`.
     /// - Returns: the child's pid.
     package static func spawn(
@@ -98,7 +103,13 @@ package enum ProcessControl {
         if let inherit {
             // dup2 onto the same number would keep CLOEXEC; cleared below.
             posix_spawn_file_actions_adddup2(&actions, inherit.descriptor, inherit.as)
+            // Numbers between stderr and the inherited one (closefrom cannot
+            // skip it); a number not open there is no error (glibc).
+            for number in 3..<max(3, inherit.as) { posix_spawn_file_actions_addclose(&actions, number) }
         }
+        // Everything above stderr and the inherited descriptor. Without
+        // glibc's closefrom (before 2.34) the child inherits what it did before.
+        _ = charbor_spawn_addclosefrom(&actions, max(3, (inherit?.as ?? 2) + 1))
         var pid: pid_t = 0
         let status = withCStrings(arguments) { argv in
             withCStrings(environment) { envp in
