@@ -8,84 +8,36 @@ struct FoundationTimerCycle: TimerCycle {
     let label = "Timer(fire:interval:repeats:block:) + RunLoop.add(_:forMode: .default); run(mode:before:); invalidate()"
 
     func run(count: Int, spacing: Int64, order: TimerOrder, deadline: Int64) -> TimerCycleResult {
-        var result = TimerCycleResult()
-        let loop = RunLoop.current
-        let counter = FireCounter()
-        var timers: [Timer] = []
-        timers.reserveCapacity(count)
-        let spacingSeconds = Double(spacing) / 1e9
-        // Date's resolution near now is about 0.12 µs, so fire dates at
-        // least that far apart stay distinct.
-        func deadlineDate() -> Date { Date(timeIntervalSinceNow: Double(deadline - nowNanoseconds()) / 1e9) }
-
-        var lastFire: Int64 = 0
-        var added = 0
-        let add = measurePhase {
-            let start = nowNanoseconds()
-            let base = Date().timeIntervalSinceReferenceDate
-            while added < count {
-                let fire = Date(timeIntervalSinceReferenceDate: base + Double(order.fireSlot(added)) * spacingSeconds)
-                let timer = Timer(fire: fire, interval: 0, repeats: false) { _ in counter.increment() }
-                loop.add(timer, forMode: .default)
-                timers.append(timer)
-                added += 1
-                if added & 1023 == 0 && nowNanoseconds() > deadline { break }
-            }
-            lastFire = start + Int64(count) * spacing
-        }
-        guard added == count else {
-            for timer in timers { timer.invalidate() }
-            result.gaveUp = "add: \(added) of \(count) added"
-            return result
-        }
-        result.add = add
-
-        sleepUntil(lastFire + 1_000_000)
-        let fire = measurePhase {
-            while counter.value < count && nowNanoseconds() < deadline {
-                _ = loop.run(mode: .default, before: deadlineDate())
-            }
-        }
-        guard counter.value == count else {
-            for timer in timers { timer.invalidate() }
-            result.gaveUp = "fire: \(counter.value) of \(count) fired"
-            return result
-        }
-        result.fire = fire
-        timers.removeAll(keepingCapacity: true)
-
-        added = 0
-        let addForCancel = measurePhase {
-            let base = Date().timeIntervalSinceReferenceDate
-            while added < count {
-                let fire = Date(timeIntervalSinceReferenceDate: base + Double(order.fireSlot(added)) * spacingSeconds)
-                let timer = Timer(fire: fire, interval: 0, repeats: false) { _ in counter.increment() }
-                loop.add(timer, forMode: .default)
-                timers.append(timer)
-                added += 1
-                if added & 1023 == 0 && nowNanoseconds() > deadline { break }
-            }
-        }
-        guard added == count else {
-            for timer in timers { timer.invalidate() }
-            result.gaveUp = "add for cancel: \(added) of \(count) added"
-            return result
-        }
-        result.addForCancel = addForCancel
-        var cancelled = 0
-        let cancel = measurePhase {
-            while cancelled < count {
-                timers[order.cancelled(cancelled)].invalidate()
-                cancelled += 1
-                if cancelled & 1023 == 0 && nowNanoseconds() > deadline { break }
-            }
-        }
-        guard cancelled == count else {
-            for timer in timers { timer.invalidate() }  // the rest (invalidating twice is harmless)
-            result.gaveUp = "cancel: \(cancelled) of \(count) cancelled"
-            return result
-        }
-        result.cancel = cancel
-        return result
+        var loop = FoundationTimers(loop: .current, counter: FireCounter(), order: order,
+                                    spacingSeconds: Double(spacing) / 1e9)
+        return runTimerCycle(on: &loop, counter: loop.counter, count: count, spacing: spacing, order: order,
+                             deadline: deadline)
     }
+}
+
+/// The thread's `RunLoop` as the cycle drives it.
+private struct FoundationTimers: TimerObjectLoop {
+    let loop: RunLoop
+    let counter: FireCounter
+    let order: TimerOrder
+    // Date's resolution near now is about 0.12 µs, so fire dates at
+    // least that far apart stay distinct.
+    let spacingSeconds: Double
+    /// The add phase's start, as a reference date.
+    var base: TimeInterval = 0
+
+    mutating func startAdding() { base = Date().timeIntervalSinceReferenceDate }
+
+    func add(_ index: Int) -> Timer {
+        let fire = Date(timeIntervalSinceReferenceDate: base + Double(order.fireSlot(index)) * spacingSeconds)
+        let timer = Timer(fire: fire, interval: 0, repeats: false) { [counter] _ in counter.increment() }
+        loop.add(timer, forMode: .default)
+        return timer
+    }
+
+    func run(forNanoseconds nanoseconds: Int64) {
+        _ = loop.run(mode: .default, before: Date(timeIntervalSinceNow: Double(nanoseconds) / 1e9))
+    }
+
+    func invalidate(_ timer: Timer) { timer.invalidate() }
 }
