@@ -30,21 +30,12 @@ final class EventfdPingPong: BenchmarkVariant {
     }
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
-        let (serverEvent, serverEpoll, clientEvent, clientEpoll) = (fds[0], fds[1], fds[2], fds[3])
-        server.thread.start {
+        let serverEpoll = fds[1]
+        eventfdPingPong(server: server, serverEvent: fds[0], clientEvent: fds[2], clientEpoll: fds[3],
+                        iterations: iterations, warmUp: warmUp, into: &samples) {
             var event = epoll_event()
-            var value: UInt64 = 0
-            while true {
-                if epoll_wait(serverEpoll, &event, 1, -1) != 1 { continue }
-                if read(serverEvent, &value, 8) != 8 { continue }
-                if value >= 2 { return }
-                value = 1
-                _ = write(clientEvent, &value, 8)
-            }
+            return epoll_wait(serverEpoll, &event, 1, -1) == 1
         }
-        eventfdClientRoundTrips(serverEvent: serverEvent, clientEvent: clientEvent, clientEpoll: clientEpoll,
-                                iterations: iterations, warmUp: warmUp, into: &samples)
-        server.thread.waitUntilIdle()
     }
 
     func stop() {
@@ -53,12 +44,26 @@ final class EventfdPingPong: BenchmarkVariant {
     }
 }
 
-/// The client side of every eventfd floor: wake the server's eventfd, sleep in
-/// `epoll_wait` until it wakes ours, read it; one sample per round trip after
-/// `warmUp`. Ends by writing 2, which tells the server thread to return.
-func eventfdClientRoundTrips(
-    serverEvent: CInt, clientEvent: CInt, clientEpoll: CInt, iterations: Int, warmUp: Int, into samples: inout [Int64]
+/// Every eventfd floor's round trips: the server thread sleeps in
+/// `serverWaits` (false: woke for nothing, wait again), reads its eventfd and
+/// wakes the client's; the client wakes the server's eventfd, sleeps in
+/// `epoll_wait` until it wakes ours, reads it; one sample per round trip after
+/// `warmUp`. Ends by writing 2, which tells the server thread to return, and
+/// waits until it did.
+func eventfdPingPong(
+    server: SharedServerThread, serverEvent: CInt, clientEvent: CInt, clientEpoll: CInt,
+    iterations: Int, warmUp: Int, into samples: inout [Int64], serverWaits: @escaping @Sendable () -> Bool
 ) {
+    server.thread.start {
+        var value: UInt64 = 0
+        while true {
+            if !serverWaits() { continue }
+            if read(serverEvent, &value, 8) != 8 { continue }
+            if value >= 2 { return }
+            value = 1
+            _ = write(clientEvent, &value, 8)
+        }
+    }
     var event = epoll_event()
     var value: UInt64 = 0
     for index in 0..<(warmUp + iterations) {
@@ -71,4 +76,5 @@ func eventfdClientRoundTrips(
     }
     value = 2
     _ = write(serverEvent, &value, 8)
+    server.thread.waitUntilIdle()
 }

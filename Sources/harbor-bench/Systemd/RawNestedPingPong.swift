@@ -45,30 +45,20 @@ final class RawNestedPingPong: BenchmarkVariant {
     }
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
-        let (serverEvent, modeSet, hostSet, clientEvent, clientEpoll) = (fds[0], fds[2], fds[3], fds[4], fds[5])
+        let (modeSet, hostSet) = (fds[2], fds[3])
         let inHost = self.inHost
-        server.thread.start {
+        eventfdPingPong(server: server, serverEvent: fds[0], clientEvent: fds[4], clientEpoll: fds[5],
+                        iterations: iterations, warmUp: warmUp, into: &samples) {
             var events = (epoll_event(), epoll_event(), epoll_event(), epoll_event())
-            var value: UInt64 = 0
-            while true {
-                let woke = withUnsafeMutableBytes(of: &events) { raw -> Bool in
-                    let buffer = raw.bindMemory(to: epoll_event.self)
-                    if inHost {
-                        guard epoll_wait(hostSet, buffer.baseAddress, 1, -1) == 1 else { return false }
-                        return epoll_wait(modeSet, buffer.baseAddress, CInt(buffer.count), 0) >= 1
-                    }
-                    return epoll_wait(modeSet, buffer.baseAddress, CInt(buffer.count), -1) >= 1
+            return withUnsafeMutableBytes(of: &events) { raw -> Bool in
+                let buffer = raw.bindMemory(to: epoll_event.self)
+                if inHost {
+                    guard epoll_wait(hostSet, buffer.baseAddress, 1, -1) == 1 else { return false }
+                    return epoll_wait(modeSet, buffer.baseAddress, CInt(buffer.count), 0) >= 1
                 }
-                if !woke { continue }
-                if read(serverEvent, &value, 8) != 8 { continue }
-                if value >= 2 { return }
-                value = 1
-                _ = write(clientEvent, &value, 8)
+                return epoll_wait(modeSet, buffer.baseAddress, CInt(buffer.count), -1) >= 1
             }
         }
-        eventfdClientRoundTrips(serverEvent: serverEvent, clientEvent: clientEvent, clientEpoll: clientEpoll,
-                                iterations: iterations, warmUp: warmUp, into: &samples)
-        server.thread.waitUntilIdle()
     }
 
     func stop() {
