@@ -158,7 +158,7 @@ struct CrossProcessTests {
     @Test func P07_aReceiverKilledWhileASenderBlocks_givesDeadNameAndTheNotification() throws {
         try expectNoDescriptorLeak {
             let home = ReceiveRight()
-            let peer = try Peer(home: home)
+            var peer = try Peer(home: home)
             _ = try peer.request(Message(id: PeerCommand.stall, text: "1"))
             try peer.port.send(Message(id: 30), timeout: .zero)
             let notifications = ReceiveRight()
@@ -175,7 +175,7 @@ struct CrossProcessTests {
             #expect(peer.port.isDead)
             let notification = try notifications.receive(timeout: .seconds(10))
             #expect(notification.notification == .deadName(port: peer.port.name))
-            _ = peer.process.waitForExit()
+            _ = peer.waitForExit()
         }
     }
 

@@ -169,7 +169,7 @@ struct MoveTests {
     @Test func P06_aDeadNameNotificationToAnotherProcessFiresWhenThePortDies() throws {
         try expectNoDescriptorLeak {
             let home = ReceiveRight()
-            let watched = try Peer(home: home)
+            var watched = try Peer(home: home)
             let listener = try Peer(home: home)
             // A send-once right to a port in the listener's process.
             var made = try listener.request(Message(id: PeerCommand.keepNew))
@@ -181,7 +181,7 @@ struct MoveTests {
             try listener.port.send(wait)
             // The watched port's process dies; nothing here sends to it again.
             watched.process.kill(SIGKILL)
-            _ = watched.process.waitForExit()
+            _ = watched.waitForExit()
             let reply = try replies.receive(timeout: .seconds(30))
             #expect(reply.text == "#\(PortNotification.ID.deadName)", "the listener heard of the death without a send")
             #expect(watched.port.isDead)

@@ -34,11 +34,20 @@ enum PeerCommand {
     static let burst: Int32 = 15
 }
 
-/// A running peer and a send right to its port.
+/// A running peer and a send right to its port. One not reaped by `kill`,
+/// `stop` or `waitForExit` (its test threw first) is killed when dropped, so
+/// no peer outlives its test.
 struct Peer: ~Copyable {
     let process: ChildProcess
     let port: SendRight
+    private var reaped = false
     var pid: pid_t { process.pid }
+
+    deinit {
+        guard !reaped else { return }
+        process.kill(SIGKILL)
+        _ = ProcessControl.waitForExit(process.pid)
+    }
 
     /// Starts a peer; its hello arrives on `home`.
     init(home: borrowing ReceiveRight) throws {
@@ -63,12 +72,18 @@ struct Peer: ~Copyable {
     /// Kills the peer (SIGKILL) and reaps it.
     consuming func kill() {
         process.kill(SIGKILL)
-        _ = process.waitForExit()
+        _ = waitForExit()
     }
 
     /// Asks the peer to exit and reaps it.
     consuming func stop() {
         try? port.send(Message(id: PeerCommand.exit), timeout: .seconds(5))
-        _ = process.waitForExit()
+        _ = waitForExit()
+    }
+
+    /// Waits for the peer to exit (told to, or killed) and reaps it: its wait status.
+    mutating func waitForExit() -> CInt {
+        reaped = true
+        return ProcessControl.waitForExit(process.pid)
     }
 }

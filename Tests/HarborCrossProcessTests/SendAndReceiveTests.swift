@@ -68,7 +68,7 @@ struct SendAndReceiveCrossProcessTests {
     @Test func P07_aServerKilledHoldingTheRequestAnswersWithASendOnceNotification() throws {
         try expectNoDescriptorLeak {
             let home = ReceiveRight()
-            let peer = try Peer(home: home)
+            var peer = try Peer(home: home)
             _ = try peer.request(Message(id: PeerCommand.stall, text: "5"))
             let port = peer.port
             let pid = peer.pid
@@ -84,7 +84,7 @@ struct SendAndReceiveCrossProcessTests {
             #expect(!caller.isDone(within: 0.3), "the stalled peer holds the request unanswered")
             Glibc.kill(pid, SIGKILL)
             #expect(caller.join() == "send-once notification")
-            _ = peer.process.waitForExit()
+            _ = peer.waitForExit()
         }
     }
 }
