@@ -82,8 +82,12 @@ import Testing
     /// without close-on-exec (as a test runner's output pipe may be).
     @Test func processControl_aChildInheritsOnlyStdioAndWhatItIsGiven() throws {
         try expectNoDescriptorLeak { () throws in
-            let stray = Glibc.open("/dev/null", O_RDONLY)  // no O_CLOEXEC: exec alone would not close it
-            try #require(stray > 3)
+            // Numbered above 3 (the given one's number in the child), and
+            // without close-on-exec (F_DUPFD): exec alone would not close it.
+            let opened = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+            let stray = fcntl(opened, F_DUPFD, 10)
+            Glibc.close(opened)
+            try #require(stray >= 10 && fcntl(stray, F_GETFD) == 0)
             defer { Glibc.close(stray) }
             let given = try EventDescriptor()
             // Exit codes: 3, the given one is missing; 4, the stray one came
