@@ -60,15 +60,13 @@ final class LookUpVariant: BenchmarkVariant {
     }
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
+        try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             do {
                 let client = cold ? try BootstrapClient(socketPath: fixture.socketPath) : self.client!
                 _ = try client.lookUp(BootstrapFixture.serviceName)
             } catch {
                 throw BenchmarkFailure("look-up: \(error)")
             }
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
         }
     }
 
@@ -103,8 +101,7 @@ final class RequestReplyVariant: BenchmarkVariant {
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
         guard let client, let kept = service else { throw BenchmarkFailure("not started") }
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
+        try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             do {
                 let target = byName ? try client.lookUp(BootstrapFixture.serviceName) : kept
                 var request = Message(id: bootstrapPingID)
@@ -114,7 +111,6 @@ final class RequestReplyVariant: BenchmarkVariant {
             } catch {
                 throw BenchmarkFailure("request/reply: \(error)")
             }
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
         }
     }
 

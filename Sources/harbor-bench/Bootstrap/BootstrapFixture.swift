@@ -100,12 +100,10 @@ final class ProcessEchoFloor: BenchmarkVariant {
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
         var request = [UInt8](repeating: 7, count: 16)
         var reply = [UInt8](repeating: 0, count: 64)
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
+        try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             guard write(socket, &request, request.count) == request.count, read(socket, &reply, reply.count) > 0 else {
                 throw BenchmarkFailure("echo process failed: errno \(charbor_errno())")
             }
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
         }
     }
 

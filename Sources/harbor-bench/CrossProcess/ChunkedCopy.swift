@@ -32,15 +32,13 @@ final class ChunkedCopy: BenchmarkVariant {
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
         link.begin(job, count: warmUp + iterations, size: source.size)
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
+        try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             let byte = source.nextByte()
             memset(source.bytes, Int32(byte), source.size)
             Raw.writeAll(link.stream, source.bytes, source.size)
             var sum: UInt64 = 0
             guard read(link.stream, &sum, 8) == 8 else { throw BenchmarkFailure("checksum read: errno \(charbor_errno())") }
             try source.check(sum, byte: byte)
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
         }
         try link.end()
     }

@@ -24,12 +24,3 @@ struct CrossProcessThroughput: Benchmark {
         return [WriteReadLoop(link: link), HarborOneWay(link: link)]
     }
 }
-
-/// Runs `body` for every batch and records the time per message of each.
-func measureBatches(iterations: Int, warmUp: Int, into samples: inout [Int64], _ body: () throws -> Void) rethrows {
-    for index in 0..<(warmUp + iterations) {
-        let started = nowNanoseconds()
-        try body()
-        if index >= warmUp { samples.append((nowNanoseconds() - started) / Int64(CrossProcessThroughput.batch)) }
-    }
-}

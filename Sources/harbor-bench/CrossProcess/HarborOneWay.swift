@@ -15,7 +15,7 @@ final class HarborOneWay: BenchmarkVariant {
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
         link.begin(.harborStream, count: warmUp + iterations, size: 64, extra: CrossProcessThroughput.batch)
-        try measureBatches(iterations: iterations, warmUp: warmUp, into: &samples) {
+        try measureEach(iterations: iterations, warmUp: warmUp, per: CrossProcessThroughput.batch, into: &samples) {
             for _ in 0..<CrossProcessThroughput.batch { try link.toPeer.send(Message(id: 1, body: payload)) }
             _ = try link.home.receive()
         }

@@ -41,8 +41,7 @@ final class HarborPayload: BenchmarkVariant {
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
         link.begin(.harborPayload, count: warmUp + iterations, size: source.size)
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
+        try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             let byte = source.nextByte()
             let message: Message
             switch way {
@@ -64,7 +63,6 @@ final class HarborPayload: BenchmarkVariant {
             let reply = try link.home.receive()
             let sum = reply.body.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
             try source.check(sum, byte: byte)
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
         }
         try link.end()
     }

@@ -18,12 +18,10 @@ final class HarborRemoteEcho: BenchmarkVariant {
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
         link.begin(.harborEcho, count: warmUp + iterations)
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
+        try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             try link.toPeer.send(Message(id: 1, body: payload))
             let reply = try link.home.receive()
             guard reply.body.count == payload.count else { throw BenchmarkFailure("short reply") }
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
         }
         try link.end()
     }

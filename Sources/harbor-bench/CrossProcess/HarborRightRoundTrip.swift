@@ -21,13 +21,11 @@ final class HarborRightRoundTrip: BenchmarkVariant {
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
         link.begin(sendOnce ? .harborSendOnce : .harborSendRight, count: warmUp + iterations)
         let replyRight = link.home.makeSendRight()
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
+        try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             var request = Message(id: 1, body: payload)
             if sendOnce { request.setReplyRight(link.home.makeSendOnceRight()) } else { request.attach(replyRight) }
             try link.toPeer.send(request)
             _ = try link.home.receive()
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
         }
         try link.end()
     }

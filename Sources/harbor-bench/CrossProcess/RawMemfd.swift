@@ -19,8 +19,7 @@ final class RawMemfd: BenchmarkVariant {
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
         link.begin(.rawMemfd, count: warmUp + iterations, size: source.size)
         let seals = charbor_F_SEAL_WRITE | charbor_F_SEAL_SHRINK | charbor_F_SEAL_GROW | charbor_F_SEAL_SEAL
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
+        try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             let byte = source.nextByte()
             memset(source.bytes, Int32(byte), source.size)
             let file = charbor_memfd_create("bench", UInt32(charbor_MFD_CLOEXEC | charbor_MFD_ALLOW_SEALING))
@@ -36,7 +35,6 @@ final class RawMemfd: BenchmarkVariant {
             var sum: UInt64 = 0
             guard recv(link.ping, &sum, 8, 0) == 8 else { throw BenchmarkFailure("recv: errno \(charbor_errno())") }
             try source.check(sum, byte: byte)
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
         }
         try link.end()
     }

@@ -22,8 +22,7 @@ final class RightsPingPong: BenchmarkVariant {
         link.begin(.floorRights, count: warmUp + iterations)
         let set = epoll_create1(Int32(charbor_EPOLL_CLOEXEC))
         defer { close(set) }
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
+        try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             var pair: [CInt] = [-1, -1]
             guard socketpair(AF_UNIX, Raw.seqPacket | Int32(charbor_SOCK_CLOEXEC), 0, &pair) == 0 else {
                 throw BenchmarkFailure("socketpair: errno \(charbor_errno())")
@@ -37,7 +36,6 @@ final class RightsPingPong: BenchmarkVariant {
             Raw.waitReady(set)
             guard recv(pair[0], buffer, 64, 0) == 64 else { throw BenchmarkFailure("recv: errno \(charbor_errno())") }
             close(pair[0])
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
         }
         try link.end()
     }

@@ -26,12 +26,10 @@ final class SDBusRoundTrip: BenchmarkVariant {
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
         guard let client else { throw BenchmarkFailure("measure before start") }
         link.begin(.sdbusEcho, count: warmUp + iterations)
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
+        try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             guard try client.call(UnsafeRawBufferPointer(payload)) == payload.count else {
                 throw BenchmarkFailure("short sd-bus reply")
             }
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
         }
         try link.end()
     }

@@ -39,8 +39,7 @@ final class SeqPacketPingPong: BenchmarkVariant {
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
         link.begin(passCredentials ? .floorPassCred : .floorPingPong, count: warmUp + iterations)
         let (socket, set) = passCredentials ? (link.pingCred, link.pingCredSet) : (link.ping, link.pingSet)
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
+        try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             guard send(socket, buffer, size, Int32(charbor_MSG_NOSIGNAL)) == size else {
                 throw BenchmarkFailure("send: errno \(charbor_errno())")
             }
@@ -48,7 +47,6 @@ final class SeqPacketPingPong: BenchmarkVariant {
             let received = passCredentials ? Raw.receiveWithCredentials(socket, buffer, size, control: control)
                 : recv(socket, buffer, size, 0)
             guard received == size else { throw BenchmarkFailure("recv: errno \(charbor_errno())") }
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
         }
         try link.end()
     }

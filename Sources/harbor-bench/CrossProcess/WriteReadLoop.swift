@@ -19,7 +19,7 @@ final class WriteReadLoop: BenchmarkVariant {
         link.begin(.floorStream, count: warmUp + iterations, size: 64, extra: CrossProcessThroughput.batch)
         let fd = link.bulk
         try packet.withUnsafeMutableBytes { bytes in
-            try measureBatches(iterations: iterations, warmUp: warmUp, into: &samples) {
+            try measureEach(iterations: iterations, warmUp: warmUp, per: CrossProcessThroughput.batch, into: &samples) {
                 for _ in 0..<CrossProcessThroughput.batch {
                     guard write(fd, bytes.baseAddress, 64) == 64 else { throw BenchmarkFailure("write: errno \(charbor_errno())") }
                 }

@@ -31,11 +31,9 @@ struct AsyncPortAwait: Benchmark {
 private func clientRoundTrips(
     to server: SendRight, replies: borrowing ReceiveRight, iterations: Int, warmUp: Int, into samples: inout [Int64]
 ) throws {
-    for index in 0..<(warmUp + iterations) {
-        let started = nowNanoseconds()
+    try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
         try server.send(Message(id: 1))
         _ = try replies.receive()
-        if index >= warmUp { samples.append(nowNanoseconds() - started) }
     }
 }
 

@@ -52,15 +52,13 @@ final class MainQueueThroughLoop: BenchmarkVariant {
         helper.thread.start {
             var local: [Int64] = []
             local.reserveCapacity(iterations)
-            for index in 0..<(warmUp + iterations) {
-                let started = nowNanoseconds()
+            measureEach(iterations: iterations, warmUp: warmUp, into: &local) {
                 DispatchQueue.main.async {
                     var one: UInt64 = 1
                     _ = write(reply, &one, 8)
                 }
                 var value: UInt64 = 0
                 _ = read(reply, &value, 8)
-                if index >= warmUp { local.append(nowNanoseconds() - started) }
             }
             collected.samples = local
             DispatchQueue.main.async {

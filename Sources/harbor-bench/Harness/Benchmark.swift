@@ -82,3 +82,17 @@ struct BenchmarkFailure: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+
+/// Every variant's sampling loop: runs `body` `warmUp + iterations` times,
+/// timing each run, and appends the last `iterations` times to `samples`,
+/// each divided by `operations` (how many operations one run does).
+@inline(__always)
+func measureEach(
+    iterations: Int, warmUp: Int, per operations: Int = 1, into samples: inout [Int64], _ body: () throws -> Void
+) rethrows {
+    for index in 0..<(warmUp + iterations) {
+        let started = nowNanoseconds()
+        try body()
+        if index >= warmUp { samples.append((nowNanoseconds() - started) / Int64(operations)) }
+    }
+}

@@ -34,14 +34,12 @@ final class ConditionPingPong: BenchmarkVariant {
                 shared.condition.signal()
             }
         }
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
+        measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             shared.condition.lock()
             shared.turn = 1
             shared.condition.signal()
             while shared.turn != 0 { shared.condition.wait() }
             shared.condition.unlock()
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
         }
         shared.condition.lock()
         shared.turn = 2

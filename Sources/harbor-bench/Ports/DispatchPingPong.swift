@@ -66,11 +66,9 @@ final class DispatchSemaphorePingPong: BenchmarkVariant {
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
         let semaphore = self.semaphore
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
+        measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             queue.async { semaphore.signal() }
             semaphore.wait()
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
         }
     }
 

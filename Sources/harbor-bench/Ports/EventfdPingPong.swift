@@ -66,13 +66,11 @@ func eventfdPingPong(
     }
     var event = epoll_event()
     var value: UInt64 = 0
-    for index in 0..<(warmUp + iterations) {
-        let started = nowNanoseconds()
+    measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
         value = 1
         _ = write(serverEvent, &value, 8)
         while epoll_wait(clientEpoll, &event, 1, -1) != 1 {}
         _ = read(clientEvent, &value, 8)
-        if index >= warmUp { samples.append(nowNanoseconds() - started) }
     }
     value = 2
     _ = write(serverEvent, &value, 8)

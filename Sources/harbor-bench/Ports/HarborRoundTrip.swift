@@ -74,8 +74,7 @@ final class HarborRoundTrip: BenchmarkVariant {
             }
         }
         let replyRight = ports.toClient
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
+        try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             var request = Message(id: 1)
             switch style {
             case .sendOnceReply: request.setReplyRight(ports.client.makeSendOnceRight())
@@ -85,7 +84,6 @@ final class HarborRoundTrip: BenchmarkVariant {
             try ports.toServer.send(request)
             let reply = try ports.client.receive()
             guard reply.id == 2 else { throw BenchmarkFailure("unexpected reply id \(reply.id)") }
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
         }
         try ports.toServer.send(Message(id: 0))
         server.thread.waitUntilIdle()

@@ -59,8 +59,7 @@ final class RunLoopPingPong: BenchmarkVariant {
               let serverLoop = loops.server, let serverCF = loops.serverCF
         else { throw BenchmarkFailure("run loops missing") }
         let wake = UncheckedLoop(clientCF)
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
+        measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             loops.replied = false
             serverLoop.perform {
                 // On the server thread: answer by posting to the client's loop.
@@ -72,7 +71,6 @@ final class RunLoopPingPong: BenchmarkVariant {
             }
             CFRunLoopWakeUp(serverCF)
             while !loops.replied { _ = client.run(mode: .default, before: .distantFuture) }
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
         }
         serverLoop.perform {
             loops.stopServer = true

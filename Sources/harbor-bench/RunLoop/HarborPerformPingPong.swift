@@ -68,20 +68,16 @@ final class HarborPerformPingPong: BenchmarkVariant {
         switch style {
         case .bothLoops:
             let client = Loop.current
-            for index in 0..<(warmUp + iterations) {
-                let started = nowNanoseconds()
+            measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
                 flags.replied.store(false, ordering: .relaxed)
                 serverLoop.perform {
                     client.perform { flags.replied.store(true, ordering: .relaxed) }
                 }
                 while !flags.replied.load(ordering: .relaxed) { _ = client.run(mode: .default, before: nil) }
-                if index >= warmUp { samples.append(nowNanoseconds() - started) }
             }
         case .blockingClient:
-            for index in 0..<(warmUp + iterations) {
-                let started = nowNanoseconds()
+            try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
                 try serverLoop.performAndWait {}
-                if index >= warmUp { samples.append(nowNanoseconds() - started) }
             }
         }
         serverLoop.perform { flags.stopServer.store(true, ordering: .relaxed) }

@@ -89,12 +89,10 @@ final class NestedPortServer: BenchmarkVariant {
         }
         ready.wait()
         guard let toServer = handOver.withLock({ $0 }) else { throw BenchmarkFailure("no server port") }
-        for index in 0..<(warmUp + iterations) {
-            let started = nowNanoseconds()
+        try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             try toServer.send(Message(id: 1))
             let reply = try ports.client.receive()
             guard reply.id == 2 else { throw BenchmarkFailure("unexpected reply id \(reply.id)") }
-            if index >= warmUp { samples.append(nowNanoseconds() - started) }
         }
         try toServer.send(Message(id: 0))
         server.thread.waitUntilIdle()
