@@ -134,12 +134,7 @@ extension Loop {
 
     /// Registers `source` in `mode`'s waitset (loop lock held).
     func registerDescriptor(_ source: DescriptorSource, in mode: ModeState, state: inout LoopState) {
-        let token = source.token.withLock { token -> WaitToken in
-            if let token { return token }
-            let made = state.descriptorSlots.insert(source, kind: .descriptor)
-            token = made
-            return made
-        }
+        let token = state.descriptorSlots.token(for: source, kind: .descriptor, cachedIn: source.token)
         do {
             try mode.epoll.add(source.descriptor, events: EpollEvents(rawValue: source.interests.load(ordering: .acquiring)), token: token.rawValue)
         } catch {

@@ -126,12 +126,7 @@ extension Loop {
         case .source(let source):
             mode.sources.append(source)
         case .port(let port):
-            let token = port.token.withLock { token -> WaitToken in
-                if let token { return token }
-                let made = state.portSlots.insert(port, kind: .port)
-                token = made
-                return made
-            }
+            let token = state.portSlots.token(for: port, kind: .port, cachedIn: port.token)
             // epoll_ctl under the loop lock, on purpose: the kernel's view of
             // the mode must change in the same critical section as ours, or a
             // racing remove could leave a registration behind. It never blocks.

@@ -1,4 +1,5 @@
 // Harbor — what an epoll event's 64-bit data says woke the loop.
+import HarborPorts
 
 /// The token stored in each epoll registration: kind (8 bits), slot (24 bits)
 /// and generation (32 bits).
@@ -60,6 +61,18 @@ struct SlotTable<Element: AnyObject> {
         }
         slots.append((generation: 0, element: element))
         return WaitToken(kind: kind, slot: UInt32(slots.count - 1), generation: 0)
+    }
+
+    /// The token `element` is registered under: the one its own `cache`
+    /// holds, or, the first time it enters a loop, a new slot's, then kept
+    /// in `cache` until it leaves every mode.
+    mutating func token(for element: Element, kind: WaitToken.Kind, cachedIn cache: borrowing HarborLock<WaitToken?>) -> WaitToken {
+        cache.withLock { token -> WaitToken in
+            if let token { return token }
+            let made = insert(element, kind: kind)
+            token = made
+            return made
+        }
     }
 
     /// The element `token` was issued for, or `nil` if it has left since.
