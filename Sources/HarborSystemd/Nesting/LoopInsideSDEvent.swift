@@ -65,13 +65,8 @@ public final class LoopInsideSDEvent: @unchecked Sendable {
         self.loop = loop
         self.mode = mode
         self.event = event
-        try event.checkThread("LoopInsideSDEvent.init")
-        guard loop.isCurrent else {
-            throw SystemdError(.wrongThread, call: "LoopInsideSDEvent.init", "a Harbor loop can be driven only on its own thread")
-        }
-        guard mode != .common else {
-            throw SystemdError(.invalidArgument, call: "LoopInsideSDEvent.init", "`.common` is a set of modes; name one mode")
-        }
+        try event.checkNesting("LoopInsideSDEvent.init", loop: loop, mode: mode,
+                               wrongThread: "a Harbor loop can be driven only on its own thread")
         guard let waitset = loop.waitsetDescriptor(for: mode) else {
             throw SystemdError(.notAvailable, call: "LoopInsideSDEvent.init", "the loop's thread has exited")
         }

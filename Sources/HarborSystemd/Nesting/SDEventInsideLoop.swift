@@ -69,13 +69,8 @@ public final class SDEventInsideLoop: @unchecked Sendable {
         self.event = event
         self.loop = loop
         self.mode = mode
-        try event.checkThread("SDEventInsideLoop.init")
-        guard loop.isCurrent else {
-            throw SystemdError(.wrongThread, call: "SDEventInsideLoop.init", "a Harbor loop can drive sd-event only on its own thread")
-        }
-        guard mode != .common else {
-            throw SystemdError(.invalidArgument, call: "SDEventInsideLoop.init", "`.common` is a set of modes; name one mode")
-        }
+        try event.checkNesting("SDEventInsideLoop.init", loop: loop, mode: mode,
+                               wrongThread: "a Harbor loop can drive sd-event only on its own thread")
         guard !event.drivenByLoop else {
             throw SystemdError(.recursiveDispatch, call: "SDEventInsideLoop.init", "a Harbor loop already drives this sd-event loop")
         }
