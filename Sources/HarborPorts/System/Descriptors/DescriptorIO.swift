@@ -16,12 +16,14 @@ package enum DescriptorIO {
     /// Closes `fd` in every program this process executes. C: `fcntl(F_SETFD, FD_CLOEXEC)`.
     package static func setCloseOnExec(_ fd: CInt) { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
 
-    /// Reads and resets an eventfd counter without waiting; nil if it was
-    /// zero (or `fd` is not readable). C: `read(2)` of 8 bytes.
+    /// Reads and resets an eventfd's counter, or a timerfd's expirations,
+    /// without waiting; nil if it was zero (or `fd` is not readable).
+    /// C: `read(2)` of 8 bytes, retried on EINTR.
     @discardableResult
     package static func drainCounter(_ fd: CInt) -> UInt64? {
         var value: UInt64 = 0
-        return Glibc.read(fd, &value, 8) == 8 ? value : nil
+        let count = try? systemCallOrWouldBlock("read") { Glibc.read(fd, &value, 8) }
+        return count.flatMap { $0 } == 8 ? value : nil
     }
 
     /// Adds `value` to an eventfd counter that may belong to another

@@ -33,9 +33,5 @@ package struct EventDescriptor: ~Copyable, Sendable {
     /// Reads and resets the counter; returns 0 if it was already zero. C: `read(2)`.
     @inline(never)
     @discardableResult
-    package func drain() -> UInt64 {
-        var value: UInt64 = 0
-        let result = try? systemCallOrWouldBlock("eventfd_read") { Glibc.read(rawValue, &value, 8) }
-        return result == nil ? 0 : value
-    }
+    package func drain() -> UInt64 { DescriptorIO.drainCounter(rawValue) ?? 0 }
 }

@@ -44,9 +44,5 @@ package struct TimerDescriptor: ~Copyable, Sendable {
     /// how many there were (0 if none).
     @inline(never)
     @discardableResult
-    package func drain() -> UInt64 {
-        var value: UInt64 = 0
-        let result = try? systemCallOrWouldBlock("timerfd_read") { Glibc.read(rawValue, &value, 8) }
-        return result == nil ? 0 : value
-    }
+    package func drain() -> UInt64 { DescriptorIO.drainCounter(rawValue) ?? 0 }
 }
