@@ -8,35 +8,24 @@ import Glibc
 /// **Thread safety:** any thread.
 package final class Gate: @unchecked Sendable {
     // @unchecked: `opened` is only touched between pthread_mutex_lock and
-    // pthread_mutex_unlock on `mutex`; the pointers never change.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    // pthread_mutex_unlock on `waiting.mutex`; the pointers never change.
+    private let waiting = MutexCondition()
     private var opened = false
 
-    package init() {
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(condition, nil)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
-    }
+    package init() {}
 
     /// Opens the gate and wakes every waiter.
     package func open() {
-        pthread_mutex_lock(mutex)
+        pthread_mutex_lock(waiting.mutex)
         opened = true
-        pthread_cond_broadcast(condition)
-        pthread_mutex_unlock(mutex)
+        pthread_cond_broadcast(waiting.condition)
+        pthread_mutex_unlock(waiting.mutex)
     }
 
     /// Blocks until the gate is open.
     package func wait() {
-        pthread_mutex_lock(mutex)
-        while !opened { pthread_cond_wait(condition, mutex) }
-        pthread_mutex_unlock(mutex)
+        pthread_mutex_lock(waiting.mutex)
+        while !opened { pthread_cond_wait(waiting.condition, waiting.mutex) }
+        pthread_mutex_unlock(waiting.mutex)
     }
 }

@@ -10,47 +10,32 @@ import Glibc
 ///
 /// **Thread safety:** `unpark` from any thread; `park` from the owning thread.
 package final class Parker: @unchecked Sendable {
-    // @unchecked: `mutex`, `condition` and `permit` are only touched between
-    // pthread_mutex_lock and pthread_mutex_unlock on `mutex`.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    // @unchecked: `permit` is only touched between pthread_mutex_lock and
+    // pthread_mutex_unlock on `waiting.mutex`; the pointers never change.
+    private let waiting = MutexCondition(monotonic: true)
     private var permit = false
 
-    package init() {
-        pthread_mutex_init(mutex, nil)
-        var attributes = pthread_condattr_t()
-        pthread_condattr_init(&attributes)
-        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(condition, &attributes)
-        pthread_condattr_destroy(&attributes)
-    }
-
-    deinit {
-        pthread_cond_destroy(condition)
-        pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
-    }
+    package init() {}
 
     /// Sleeps until unparked (returns true) or the deadline passes (false).
     /// Consumes the wake-up: a parker reused for a second wait sleeps again.
     /// (Not consuming it once let a re-registered sender spin and leave stale
     /// entries in a port's waiter list, so a later sender was never woken.)
     package func park(until deadline: WaitDeadline) -> Bool {
-        pthread_mutex_lock(mutex)
+        pthread_mutex_lock(waiting.mutex)
         defer {
             permit = false
-            pthread_mutex_unlock(mutex)
+            pthread_mutex_unlock(waiting.mutex)
         }
         while !permit {
             switch deadline {
             case .never:
-                pthread_cond_wait(condition, mutex)
+                pthread_cond_wait(waiting.condition, waiting.mutex)
             case .immediately:
                 return false
             case .at(let instant):
                 var spec = instant.asTimespec
-                if pthread_cond_timedwait(condition, mutex, &spec) == ETIMEDOUT { return permit }
+                if pthread_cond_timedwait(waiting.condition, waiting.mutex, &spec) == ETIMEDOUT { return permit }
             }
         }
         return true
@@ -58,9 +43,9 @@ package final class Parker: @unchecked Sendable {
 
     /// Wakes the parked thread, or makes its next `park` return at once.
     package func unpark() {
-        pthread_mutex_lock(mutex)
+        pthread_mutex_lock(waiting.mutex)
         permit = true
-        pthread_cond_signal(condition)
-        pthread_mutex_unlock(mutex)
+        pthread_cond_signal(waiting.condition)
+        pthread_mutex_unlock(waiting.mutex)
     }
 }
