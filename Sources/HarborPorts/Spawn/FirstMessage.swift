@@ -25,33 +25,20 @@ package enum FirstMessage {
     /// - Throws: ``PortError/Code/timedOut``, ``PortError/Code/deadName`` if
     ///   the peer closed without a message, ``PortError/Code/malformedMessage``.
     package static func receive(over socket: SharedDescriptor, timeout: Duration?) throws(PortError) -> Message {
-        do {
+        try reportingSystemErrors("waiting for the first message") {
             guard try waitUntilReadable(socket.rawValue, deadline: WaitDeadline(timeout: timeout)) else {
                 throw PortError(.timedOut, "no first message arrived")
             }
-        } catch let error as SystemError {
-            throw PortError(error, "waiting for the first message")
-        } catch let error as PortError {
-            throw error
-        } catch {
-            preconditionFailure("unreachable")
         }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: WireFormat.maximumInlinePacket + 4096, alignment: 16)
         let control = UnsafeMutableRawBufferPointer.allocate(byteCount: SeqPacketSocket.controlCapacity, alignment: 16)
         defer { buffer.deallocate(); control.deallocate() }
-        let packet: ReceivedPacket
-        do {
+        let packet = try reportingSystemErrors("receiving the first message") { () throws -> ReceivedPacket in
             guard let received = try SeqPacketSocket.receive(socket.rawValue, into: buffer, control: control),
                   !received.isEndOfFile else {
                 throw PortError(.deadName, "the peer closed the connection without a message")
             }
-            packet = received
-        } catch let error as SystemError {
-            throw PortError(error, "receiving the first message")
-        } catch let error as PortError {
-            throw error
-        } catch {
-            preconditionFailure("unreachable")
+            return received
         }
         do {
             let decoded = try InboundPacket.decode(UnsafeRawBufferPointer(buffer), packet)
@@ -66,6 +53,22 @@ package enum FirstMessage {
             throw error
         } catch {
             preconditionFailure("unreachable")
+        }
+    }
+
+    /// What `body` returns; a ``SystemError`` it throws comes out as a
+    /// ``PortError`` saying it happened while `doing`, a ``PortError`` as is.
+    private static func reportingSystemErrors<Result>(
+        _ doing: String, _ body: () throws -> Result
+    ) throws(PortError) -> Result {
+        do {
+            return try body()
+        } catch let error as SystemError {
+            throw PortError(error, doing)
+        } catch let error as PortError {
+            throw error
+        } catch {
+            preconditionFailure("unreachable: only SystemError and PortError are thrown")
         }
     }
 }
