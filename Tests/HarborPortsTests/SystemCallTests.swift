@@ -101,4 +101,29 @@ import Testing
                     "the child exited with \((status >> 8) & 0xff) (4: descriptor \(stray) was inherited)")
         }
     }
+
+    /// A descriptor named in `keeping` reaches the child under its own
+    /// number, beside the given one, while a stray one still does not; a
+    /// given descriptor that already has its target number reaches the child
+    /// too (dup2 onto itself would keep close-on-exec).
+    @Test func processControl_aChildKeepsTheDescriptorsItIsToldToKeep() throws {
+        try expectNoDescriptorLeak { () throws in
+            let opened = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+            let kept = fcntl(opened, F_DUPFD, 10)
+            let stray = fcntl(opened, F_DUPFD, 20)
+            Glibc.close(opened)
+            try #require(kept >= 10 && stray > kept && fcntl(kept, F_GETFD) == 0)
+            defer { Glibc.close(kept); Glibc.close(stray) }
+            let given = try EventDescriptor()
+            // Exit codes: 3, the given one is missing; 4, the stray one came
+            // along; 6, the kept one is missing.
+            let script = "test -e /proc/self/fd/\(given.rawValue) || exit 3; test -e /proc/self/fd/\(stray) && exit 4; "
+                + "test -e /proc/self/fd/\(kept) || exit 6; exit 0"
+            let pid = try ProcessControl.spawn("/bin/sh", arguments: ["sh", "-c", script], environment: [],
+                                               inherit: (given.rawValue, given.rawValue), keeping: [kept])
+            let status = ProcessControl.waitForExit(pid)
+            #expect(status & 0x7f == 0 && (status >> 8) & 0xff == 0, "the child exited with \((status >> 8) & 0xff)")
+            #expect(fcntl(given.rawValue, F_GETFD) & FD_CLOEXEC != 0, "this process's copy keeps close-on-exec")
+        }
+    }
 }

@@ -4,7 +4,7 @@ import Glibc  // types only: pid_t
 /// A child process started by Harbor, holding its first message.
 ///
 /// Before any name server exists, a process needs one right to start
-/// talking. ``spawn(executable:arguments:initialMessage:)`` gives the child
+/// talking. ``spawn(executable:arguments:keeping:initialMessage:)`` gives the child
 /// one end of a socket pair, inherited as a descriptor named by the
 /// environment variable ``environmentKey``, and sends `initialMessage` (with
 /// whatever rights it carries) down it. The child calls
@@ -29,12 +29,25 @@ public struct ChildProcess: ~Copyable, Sendable {
 
     /// Starts `executable` with `arguments` (not counting argv[0]) and sends it `initialMessage`.
     ///
+    /// The child keeps stdin, stdout and stderr, its first connection (as
+    /// ``inheritedDescriptor``) and the descriptors in `keeping`; no other
+    /// descriptor of this process reaches it, close-on-exec or not.
+    ///
     /// Costs one socket pair, one `posix_spawn` and one packet.
+    /// - Parameter keeping: descriptors of this process, opened without
+    ///   close-on-exec, that the child keeps under the same numbers (for a
+    ///   child that takes plain descriptors besides its rights). Each must be
+    ///   above ``inheritedDescriptor``.
     /// - Throws: ``PortError/Code/resourceShortage`` or ``PortError/Code/invalidArgument``
-    ///   (with the system error) if the process cannot be started.
+    ///   (with the system error) if the process cannot be started;
+    ///   ``PortError/Code/invalidArgument`` if `keeping` names a number at or
+    ///   below ``inheritedDescriptor``.
     public static func spawn(
-        executable: String, arguments: [String] = [], initialMessage: consuming Message
+        executable: String, arguments: [String] = [], keeping: [CInt] = [], initialMessage: consuming Message
     ) throws(PortError) -> ChildProcess {
+        if let low = keeping.first(where: { $0 <= inheritedDescriptor }) {
+            throw PortError(.invalidArgument, "descriptor \(low) cannot be kept: numbers up to \(inheritedDescriptor) are the child's")
+        }
         let parentEnd: SharedDescriptor
         let childEnd: SharedDescriptor
         do {
@@ -49,7 +62,7 @@ public struct ChildProcess: ~Copyable, Sendable {
         do {
             pid = try ProcessControl.spawn(
                 executable, arguments: [executable] + arguments, environment: environment,
-                inherit: (childEnd.rawValue, inheritedDescriptor))
+                inherit: (childEnd.rawValue, inheritedDescriptor), keeping: keeping)
         } catch {
             throw PortError(error, "starting \(executable)")
         }
@@ -89,7 +102,7 @@ public struct ChildProcess: ~Copyable, Sendable {
 
 extension Message {
     /// Receives the first message this process's parent sent with
-    /// ``ChildProcess/spawn(executable:arguments:initialMessage:)``, and
+    /// ``ChildProcess/spawn(executable:arguments:keeping:initialMessage:)``, and
     /// closes the inherited descriptor. Call it once.
     ///
     /// - Throws: ``PortError/Code/invalidArgument`` if this process was not

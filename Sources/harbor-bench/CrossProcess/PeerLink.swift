@@ -71,7 +71,8 @@ final class PeerLink {
         var first = Message(id: 0)
         first.attach(home.makeSendRight())
         let arguments = [Self.subcommand] + ends.map { String($0.1) }
-        let spawned = try ChildProcess.spawn(executable: Self.executablePath(), arguments: arguments, initialMessage: first)
+        let spawned = try ChildProcess.spawn(
+            executable: Self.executablePath(), arguments: arguments, keeping: ends.map(\.1), initialMessage: first)
         for (_, theirs) in ends { close(theirs) }
         var hello = try home.receive(timeout: .seconds(30))
         toPeer = try hello.takeSendRight(at: 0)

@@ -86,30 +86,46 @@ package enum ProcessControl {
     /// Starts `executable` with `arguments` (argv[0] included) and
     /// `environment`; with `inherit`, the child gets descriptor
     /// `inherit.descriptor` as number `inherit.as` (without close-on-exec).
-    /// The child keeps stdin, stdout and stderr as they are here and no
-    /// other descriptor of this process: one opened without close-on-exec
-    /// (by a library, or by another thread between its `open` and `fcntl`)
-    /// would otherwise live on in the child, a test runner's output pipe
-    /// kept open by a child that outlives its test, say.
+    /// The child keeps stdin, stdout and stderr as they are here, the
+    /// descriptors in `keeping` (open here without close-on-exec, under the
+    /// same numbers) and no other descriptor of this process: one opened
+    /// without close-on-exec (by a library, or by another thread between its
+    /// `open` and `fcntl`) would otherwise live on in the child, a test
+    /// runner's output pipe kept open by a child that outlives its test, say.
     /// `searchPath` looks a bare name up in PATH. C: `posix_spawn(p)`.
     /// - Returns: the child's pid.
     package static func spawn(
         _ executable: String, arguments: [String], environment: [String],
-        inherit: (descriptor: CInt, as: CInt)? = nil, searchPath: Bool = false
+        inherit: (descriptor: CInt, as: CInt)? = nil, keeping: [CInt] = [], searchPath: Bool = false
     ) throws(SystemError) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        var passed = Set(keeping)
+        // A descriptor already at its target number would be dup2'd onto
+        // itself, which keeps close-on-exec (glibc before 2.29): pass a
+        // close-on-exec duplicate instead, closed here once the child runs.
+        var duplicate: CInt = -1
+        defer { if duplicate >= 0 { close(duplicate) } }
         if let inherit {
-            // dup2 onto the same number would keep CLOEXEC; cleared below.
-            posix_spawn_file_actions_adddup2(&actions, inherit.descriptor, inherit.as)
-            // Numbers between stderr and the inherited one (closefrom cannot
-            // skip it); a number not open there is no error (glibc).
-            for number in 3..<max(3, inherit.as) { posix_spawn_file_actions_addclose(&actions, number) }
+            var source = inherit.descriptor
+            if source == inherit.as {
+                duplicate = fcntl(source, F_DUPFD_CLOEXEC, CInt(3))
+                guard duplicate >= 0 else { throw SystemError(errno: errno, call: "fcntl(F_DUPFD_CLOEXEC)") }
+                source = duplicate
+            }
+            posix_spawn_file_actions_adddup2(&actions, source, inherit.as)
+            passed.insert(inherit.as)
         }
-        // Everything above stderr and the inherited descriptor. Without
-        // glibc's closefrom (before 2.34) the child inherits what it did before.
-        _ = charbor_spawn_addclosefrom(&actions, max(3, (inherit?.as ?? 2) + 1))
+        // closefrom cannot skip a number: close each one up to the highest
+        // passed on (a number not open there is no error, in glibc), then
+        // everything above. Without glibc's closefrom (before 2.34) the child
+        // inherits what it did before.
+        let highest = passed.max() ?? 2
+        for number in 3..<max(3, highest) where !passed.contains(number) {
+            posix_spawn_file_actions_addclose(&actions, number)
+        }
+        _ = charbor_spawn_addclosefrom(&actions, max(3, highest + 1))
         var pid: pid_t = 0
         let status = withCStrings(arguments) { argv in
             withCStrings(environment) { envp in
@@ -117,10 +133,6 @@ package enum ProcessControl {
                     ? posix_spawnp(&pid, executable, &actions, nil, argv, envp)
                     : posix_spawn(&pid, executable, &actions, nil, argv, envp)
             }
-        }
-        if let inherit, inherit.descriptor == inherit.as {
-            // dup2(n, n) keeps CLOEXEC: the parent's copy is cleared instead.
-            _ = fcntl(inherit.descriptor, F_SETFD, 0)
         }
         guard status == 0 else { throw SystemError(errno: status, call: searchPath ? "posix_spawnp" : "posix_spawn") }
         return pid
