@@ -34,10 +34,15 @@ public struct ChildProcess: ~Copyable, Sendable {
     /// descriptor of this process reaches it, close-on-exec or not.
     ///
     /// Costs one socket pair, one `posix_spawn` and one packet.
-    /// - Parameter keeping: descriptors of this process, opened without
-    ///   close-on-exec, that the child keeps under the same numbers (for a
-    ///   child that takes plain descriptors besides its rights). Each must be
-    ///   above ``inheritedDescriptor``.
+    /// - Parameters:
+    ///   - executable: the program's path.
+    ///   - arguments: its arguments, not counting argv[0] (which is `executable`).
+    ///   - keeping: descriptors of this process, opened without
+    ///     close-on-exec, that the child keeps under the same numbers (for a
+    ///     child that takes plain descriptors besides its rights). Each must
+    ///     be above ``inheritedDescriptor``.
+    ///   - initialMessage: the message the child's
+    ///     ``Message/receiveInitial(timeout:)`` returns, with its rights.
     /// - Throws: ``PortError/Code/resourceShortage`` or ``PortError/Code/invalidArgument``
     ///   (with the system error) if the process cannot be started;
     ///   ``PortError/Code/invalidArgument`` if `keeping` names a number at or
