@@ -84,12 +84,7 @@ final class BootstrapSession: Sendable {
 
     /// Waits until no session thread runs (or `timeout` passes); true if none does.
     static func waitUntilQuiescent(timeout: Duration) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while threads.load(ordering: .sequentiallyConsistent) > 0 {
-            if ContinuousClock.now >= deadline { return false }
-            pauseThread(for: .microseconds(200))
-        }
-        return true
+        pollUntil(timeout: timeout, every: .microseconds(200)) { threads.load(ordering: .sequentiallyConsistent) == 0 }
     }
 
     // MARK: The table (any thread)

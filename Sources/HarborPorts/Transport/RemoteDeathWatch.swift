@@ -72,24 +72,16 @@ package final class RemoteDeathWatch: Sendable {
     /// of the port it came from; whoever checks afterwards that the port is
     /// gone (a test counting descriptors) waits here first.
     package func waitUntilQuiescent(timeout: Duration) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while holding.load(ordering: .sequentiallyConsistent) > 0 || isRetiring {
-            if ContinuousClock.now >= deadline { return false }
-            pauseThread(for: .microseconds(200))
+        pollUntil(timeout: timeout, every: .microseconds(200)) {
+            holding.load(ordering: .sequentiallyConsistent) == 0 && !isRetiring
         }
-        return true
     }
 
     /// Waits until no watching thread runs (or `timeout` passes); true if
     /// none does. For tests: a notification the thread delivers reaches its
     /// receiver before the thread lets go of the ports it read.
     package func waitUntilIdle(timeout: Duration) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while threads.load(ordering: .sequentiallyConsistent) > 0 {
-            if ContinuousClock.now >= deadline { return false }
-            pauseThread(for: .milliseconds(1))
-        }
-        return true
+        pollUntil(timeout: timeout, every: .milliseconds(1)) { threads.load(ordering: .sequentiallyConsistent) == 0 }
     }
 
     /// A thread runs although no watch needs it: it is on its way out.

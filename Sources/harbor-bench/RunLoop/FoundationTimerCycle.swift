@@ -10,8 +10,7 @@ struct FoundationTimerCycle: TimerCycle {
     func run(count: Int, spacing: Int64, order: TimerOrder, deadline: Int64) -> TimerCycleResult {
         var loop = FoundationTimers(loop: .current, counter: FireCounter(), order: order,
                                     spacingSeconds: Double(spacing) / 1e9)
-        return runTimerCycle(on: &loop, counter: loop.counter, count: count, spacing: spacing, order: order,
-                             deadline: deadline)
+        return runTimerCycle(on: &loop, count: count, spacing: spacing, order: order, deadline: deadline)
     }
 }
 

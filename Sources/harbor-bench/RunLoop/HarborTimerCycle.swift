@@ -9,8 +9,7 @@ struct HarborTimerCycle: TimerCycle {
 
     func run(count: Int, spacing: Int64, order: TimerOrder, deadline: Int64) -> TimerCycleResult {
         var loop = HarborTimers(loop: .current, counter: FireCounter(), order: order, spacing: spacing)
-        return runTimerCycle(on: &loop, counter: loop.counter, count: count, spacing: spacing, order: order,
-                             deadline: deadline)
+        return runTimerCycle(on: &loop, count: count, spacing: spacing, order: order, deadline: deadline)
     }
 }
 

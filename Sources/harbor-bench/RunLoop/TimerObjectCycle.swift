@@ -5,6 +5,8 @@
 /// so Foundation and Harbor are timed by the same code and differ only here.
 protocol TimerObjectLoop {
     associatedtype Timer
+    /// Counts fired timers: every timer's handler increments it.
+    var counter: FireCounter { get }
     /// Called as each add phase starts, inside its timing (Foundation takes
     /// its base date here).
     mutating func startAdding()
@@ -17,11 +19,11 @@ protocol TimerObjectLoop {
     func invalidate(_ timer: Timer)
 }
 
-/// The cycle `TimerCycle.run` describes, on `loop`, whose timers increment
-/// `counter`. Where it gives up, every timer still held is invalidated
+/// The cycle `TimerCycle.run` describes, on `loop`. Where it gives up, every timer still held is invalidated
 /// (invalidating one twice is harmless) and `gaveUp` says where.
-func runTimerCycle<L: TimerObjectLoop>(on loop: inout L, counter: FireCounter, count: Int, spacing: Int64,
+func runTimerCycle<L: TimerObjectLoop>(on loop: inout L, count: Int, spacing: Int64,
                                        order: TimerOrder, deadline: Int64) -> TimerCycleResult {
+    let counter = loop.counter
     var result = TimerCycleResult()
     var timers: [L.Timer] = []
     timers.reserveCapacity(count)

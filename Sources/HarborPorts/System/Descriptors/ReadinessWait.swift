@@ -31,6 +31,18 @@ package func pauseThread(for duration: Duration) {
     _ = pollDescriptors(UnsafeMutableBufferPointer(start: nil, count: 0), deadline: WaitDeadline(timeout: duration))
 }
 
+/// Checks `done` every `interval` until it holds (true) or `timeout` passes
+/// (false): the waits for another thread to let go of something, which has
+/// no descriptor to wait on.
+package func pollUntil(timeout: Duration, every interval: Duration, _ done: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while !done() {
+        if ContinuousClock.now >= deadline { return false }
+        pauseThread(for: interval)
+    }
+    return true
+}
+
 /// One `ppoll(2)` over `entries` until `deadline` (nanosecond timeout):
 /// how many have events (their `revents` set), 0 when the deadline passed,
 /// -1 with errno set on failure (EINTR included: callers decide).
