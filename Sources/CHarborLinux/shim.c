@@ -165,3 +165,9 @@ done:
     close(link);
     return result;
 }
+
+// The lock stripes: default mutexes, initialised statically (a GNU range
+// designator), so no code has to run before the first lock.
+struct charbor_lock_stripe charbor_lock_stripes[CHARBOR_LOCK_STRIPES] = {
+    [0 ... CHARBOR_LOCK_STRIPES - 1] = { .mutex = PTHREAD_MUTEX_INITIALIZER },
+};

@@ -76,6 +76,76 @@ extension RunLoopTests {
             #expect(second.isEmpty && made.allSatisfy { $0.placements.isEmpty })
         }
 
+        /// Timers join and leave three modes one at a time, so a timer's
+        /// first placement is often left while it stays in the others (the
+        /// next one is promoted and its heap entries marked), and removals
+        /// leave tombstones that the heaps drop at the top or all at once.
+        /// After every step each member's position must still find its own
+        /// entry: `fireDate(of:)` reads the key at the position the timer
+        /// holds, so a position a sift or a compaction failed to write reads
+        /// another timer's date.
+        @Test func RL07_modeTimers_positionsSurviveTombstonesAndFirstPlacementPromotions() {
+            let modes = [ModeTimers(mode: .default), ModeTimers(mode: "tracking"), ModeTimers(mode: "modal")]
+            var generator = SplitMix(seed: 11)
+            let made = (0..<400).map { _ in LoopTimer(after: .zero) { _ in } }
+            let byID = Dictionary(uniqueKeysWithValues: made.map { (ObjectIdentifier($0), $0) })
+            // model[mode][timer] = (fire, fire + tolerance)
+            var model = Array(repeating: [ObjectIdentifier: (fire: Int64, hard: Int64)](), count: modes.count)
+            for step in 0..<6_000 {
+                let which = Int(generator.next() % 400), mode = Int(generator.next() % 3)
+                let timer = made[which], id = ObjectIdentifier(timer)
+                let fire = Int64(generator.next() % 5000), tolerance = Int64(generator.next() % 3) * 40
+                // Mostly removals once a mode is full, so tombstones pile up.
+                if generator.next() % 2 == 0 {
+                    #expect(modes[mode].remove(timer) == (model[mode][id] != nil))
+                    model[mode][id] = nil
+                } else {
+                    modes[mode].add(timer, fire: fire, tolerance: tolerance)
+                    model[mode][id] = (fire, fire + tolerance)
+                }
+                if step % 10 == 0 {
+                    for index in modes.indices {
+                        #expect(modes[index].count == model[index].count)
+                        #expect(modes[index].earliestFireDate == model[index].values.map(\.fire).min())
+                        #expect(modes[index].earliestHardDeadline == model[index].values.map(\.hard).min())
+                        for (member, dates) in model[index] {
+                            #expect(modes[index].fireDate(of: byID[member]!) == dates.fire)
+                        }
+                    }
+                }
+            }
+            // The run did reach compactions, not only drops at the top.
+            #expect(modes.allSatisfy { $0.compactions > 0 })
+            for index in modes.indices {
+                let fires = popAll(modes[index]).map { model[index][ObjectIdentifier($0)]!.fire }
+                #expect(fires.count == model[index].count)
+                #expect(fires == fires.sorted())
+            }
+            for timer in made { for timers in modes { timers.remove(timer) } }
+            #expect(made.allSatisfy { $0.placements.isEmpty })
+        }
+
+        /// A removed timer's entry may stay behind as a tombstone, but the
+        /// tombstone holds no retain: the timer goes as soon as nothing else
+        /// holds it, as CF releases an invalidated timer from its modes.
+        @Test func RL07_modeTimers_aRemovedTimerIsReleasedAtOnce_notWhenItsTombstoneGoes() {
+            let timers = ModeTimers(mode: .default)
+            let others = (0..<100).map { _ in LoopTimer(after: .zero) { _ in } }
+            for (index, timer) in others.enumerated() { timers.add(timer, fire: Int64(index), tolerance: 5) }
+            weak var gone: LoopTimer?
+            do {
+                let timer = LoopTimer(after: .zero) { _ in }
+                timers.add(timer, fire: -1, tolerance: 10)  // sifts to the top of both lenient heaps
+                gone = timer
+                timers.remove(timer)
+            }
+            #expect(gone == nil)
+            #expect(timers.tombstones > 0)
+            #expect(timers.count == 100)
+            for timer in others { timers.remove(timer) }
+            #expect(timers.isEmpty)
+        }
+
         @Test func slotTable_staleGenerationIsDropped() {
             final class Item {}
             var table = SlotTable<Item>()

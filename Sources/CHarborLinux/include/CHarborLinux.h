@@ -87,6 +87,26 @@ static inline void charbor_atomic_store_relaxed_i32(int32_t *pointer, int32_t va
     __atomic_store_n(pointer, value, __ATOMIC_RELAXED);
 }
 
+// Asks for the cache line at `address` ahead of use, for writing. A hint:
+// never faults, and unlike a load it is not held up by the lock-prefixed
+// instructions (retains, mutexes) between here and the use, so a cache miss
+// it starts overlaps with the work in between.
+static inline void charbor_prefetch_for_writing(const void *address) { __builtin_prefetch(address, 1, 3); }
+
+// A process-wide table of mutexes for objects too many to own one each
+// (HarborPorts' StripedLocks; the run loop's timers): statically initialised,
+// one per cache line. A C global needs no lazy initialisation, where a Swift
+// global pays a swift_once call on every access.
+#define CHARBOR_LOCK_STRIPES 256
+struct charbor_lock_stripe {
+    pthread_mutex_t mutex;
+    char padding[64 - sizeof(pthread_mutex_t) % 64];
+};
+extern struct charbor_lock_stripe charbor_lock_stripes[CHARBOR_LOCK_STRIPES];
+static inline pthread_mutex_t *charbor_lock_stripe(unsigned index) {
+    return &charbor_lock_stripes[index % CHARBOR_LOCK_STRIPES].mutex;
+}
+
 // Futex wait/wake on a shared (not private) word: cross-process sleeping.
 int charbor_futex_wait(int32_t *word, int32_t expected, const struct timespec *timeout);
 int charbor_futex_wake(int32_t *word, int32_t count);

@@ -59,35 +59,40 @@ extension Loop {
     func doTimers(_ mode: ModeState) {
         mode.timerDescriptor.drain()
         let now = MonotonicInstant.now.nanoseconds
-        let mark = state.withLock { _ in
+        let mark = state.withLockedValue { _ in
             mode.armedDeadline = nil
             return mode.timers.sequenceMark
         }
         var due: [DueTimer] = []
         due.reserveCapacity(Self.timerBatch)
-        var finished: [LoopTimer] = []
+        // Each entry of `due` and `finished` holds one retain on its timer
+        // (see `DueTimer`), given back here or by `detachTimers`.
+        var finished: [Unmanaged<LoopTimer>] = []
         var more = true
         while more {
-            more = state.withLock { state -> Bool in
+            more = state.withLockedValue { state -> Bool in
                 guard !state.terminated else { return false }
                 return collectDueTimers(mode.timers, now: now, scheduledBefore: mark, limit: Self.timerBatch, into: &due)
             }
             for entry in due {
-                let timer = entry.timer
-                guard timer.state.withLock({ $0.valid && $0.reschedules == entry.reschedules }) else { continue }
-                Callout.timer(timer)
-                if !entry.repeats {
-                    // A one-shot timer is done, unless its handler re-armed it.
-                    let done = timer.state.withLock { timerState -> Bool in
-                        guard timerState.valid, timerState.reschedules == entry.reschedules else { return false }
-                        timerState.valid = false
-                        return true
+                let finishedIt = entry.timer._withUnsafeGuaranteedRef { timer -> Bool in
+                    guard timer.state.withLock({ $0.valid && $0.reschedules == entry.reschedules }) else { return false }
+                    Callout.timer(timer)
+                    if !entry.repeats {
+                        // A one-shot timer is done, unless its handler re-armed it.
+                        return timer.state.withLock { timerState -> Bool in
+                            guard timerState.valid, timerState.reschedules == entry.reschedules else { return false }
+                            timerState.valid = false
+                            return true
+                        }
                     }
-                    if done { finished.append(timer) }
-                } else if timer.state.withLock({ $0.reschedules }) == entry.reschedules {
-                    // Ticks that passed during a long callout are skipped too.
-                    skipTicksMissedDuringCallout(timer)
+                    if timer.state.withLock({ $0.reschedules }) == entry.reschedules {
+                        // Ticks that passed during a long callout are skipped too.
+                        skipTicksMissedDuringCallout(timer)
+                    }
+                    return false
                 }
+                if finishedIt { finished.append(entry.timer) } else { entry.timer.release() }
             }
             due.removeAll(keepingCapacity: true)
             if !finished.isEmpty {
@@ -103,15 +108,14 @@ extension Loop {
     private func skipTicksMissedDuringCallout(_ timer: LoopTimer) {
         let now = MonotonicInstant.now.nanoseconds
         guard timer.state.withLock({ $0.valid && $0.fireDate <= now }) else { return }
-        state.withLock { state in
+        state.withLockedValue { state in
             guard !state.terminated else { return }
             let dates = timer.state.withLock { timerState -> (fire: Int64, tolerance: Int64)? in
                 guard timerState.valid, timerState.owner === self, timerState.advance(pastNow: now) else { return nil }
                 return (timerState.fireDate, timerState.tolerance)
             }
             guard let dates else { return }
-            let placements = timer.placements
-            placements.forEach { $0.schedule(timer, fire: dates.fire, tolerance: dates.tolerance) }
+            timer.placements.forEachMode { $0.schedule(timer, fire: dates.fire, tolerance: dates.tolerance) }
         }
     }
 

@@ -9,7 +9,10 @@ import Synchronization
 
 /// A timer collected by `doTimers`, with what it looked like then.
 struct DueTimer {
-    let timer: LoopTimer
+    /// Holds one retain, which whoever takes the entry must give back (or
+    /// hand on): a one-shot timer's is the retain its heap entry held, so a
+    /// fire costs no retain and release per list the timer passes through.
+    let timer: Unmanaged<LoopTimer>
     let repeats: Bool
     /// The timer's reschedule count when collected: if it changed before or
     /// during the callout, someone re-armed the timer.
@@ -22,7 +25,7 @@ extension Loop {
     /// adding an invalid timer. Wakes the loop (after unlocking) if it sleeps,
     /// so it re-arms its timerfd.
     func addTimer(_ timer: LoopTimer, to mode: LoopMode) {
-        let wake = state.withLock { state -> WakeUpCounter? in
+        let wake = state.withLockedValue { state -> WakeUpCounter? in
             guard !state.terminated else { return nil }
             let claim = timer.state.withLock { timerState -> (fire: Int64, tolerance: Int64, wasCommon: Bool)? in
                 guard timerState.valid else { return nil }
@@ -49,7 +52,7 @@ extension Loop {
     /// Removes `timer` from `mode` only (`.common`: from the common set's
     /// modes, and it stops joining new common modes). It stays valid.
     func removeTimer(_ timer: LoopTimer, from mode: LoopMode) {
-        let wake = state.withLock { state -> WakeUpCounter? in
+        let wake = state.withLockedValue { state -> WakeUpCounter? in
             guard !state.terminated else { return nil }
             let wasCommon = timer.state.withLock { timerState -> Bool? in
                 guard timerState.owner === self else { return nil }
@@ -75,7 +78,7 @@ extension Loop {
 
     /// Removes an invalidated timer from every mode and from the common items.
     func detachTimer(_ timer: LoopTimer) {
-        let wake = state.withLock { state -> WakeUpCounter? in
+        let wake = state.withLockedValue { state -> WakeUpCounter? in
             guard !state.terminated else { return nil }
             detach(timer, state: &state)
             return state.wakeUpIfWaiting()
@@ -83,13 +86,15 @@ extension Loop {
         wake?.counter.signal()
     }
 
-    /// Detaches a pass's finished one-shot timers under one lock. Called on
-    /// the loop's own thread, which is awake: no wake-up to send.
-    func detachTimers(_ timers: [LoopTimer]) {
-        state.withLock { state in
+    /// Detaches a pass's finished one-shot timers under one lock, then gives
+    /// back the retain each reference holds. Called on the loop's own
+    /// thread, which is awake: no wake-up to send.
+    func detachTimers(_ timers: [Unmanaged<LoopTimer>]) {
+        state.withLockedValue { state in
             guard !state.terminated else { return }
-            for timer in timers { detach(timer, state: &state) }
+            for timer in timers { timer._withUnsafeGuaranteedRef { detach($0, state: &state) } }
         }
+        for timer in timers { timer.release() }
     }
 
     /// One timer's detach, under the loop's lock and then (once) the timer's:
@@ -100,8 +105,7 @@ extension Loop {
             guard timerState.owner === self else { return nil }
             let wasCommon = timerState.isCommon
             timerState.isCommon = false
-            let placements = timer.placements  // a copy: removing rewrites the timer's
-            placements.forEach { $0.remove(timer) }
+            timer.placements.forEachMode { $0.remove(timer) }
             timerState.owner = nil
             return wasCommon
         }
@@ -110,7 +114,7 @@ extension Loop {
 
     /// Whether `timer` is in `mode` of this loop (`.common`: added for common).
     func containsTimer(_ timer: LoopTimer, _ mode: LoopMode) -> Bool {
-        state.withLock { state in
+        state.withLockedValue { state in
             guard !state.terminated else { return false }
             let (mine, isCommon) = timer.state.withLock { ($0.owner === self, $0.isCommon) }
             guard mine, timer.isValid else { return false }
@@ -124,15 +128,14 @@ extension Loop {
     /// a fired one-shot timer whose handler re-armed it); a sleeping loop
     /// wakes to re-arm its timerfd.
     func timerRescheduled(_ timer: LoopTimer) {
-        let wake = state.withLock { state -> WakeUpCounter? in
+        let wake = state.withLockedValue { state -> WakeUpCounter? in
             guard !state.terminated else { return nil }
             let dates = timer.state.withLock { timerState -> (fire: Int64, tolerance: Int64)? in
                 guard timerState.valid, timerState.owner === self else { return nil }
                 return (timerState.fireDate, timerState.tolerance)
             }
             guard let dates else { return nil }
-            let placements = timer.placements
-            placements.forEach { $0.schedule(timer, fire: dates.fire, tolerance: dates.tolerance) }
+            timer.placements.forEachMode { $0.schedule(timer, fire: dates.fire, tolerance: dates.tolerance) }
             return state.wakeUpIfWaiting()
         }
         wake?.counter.signal()
@@ -159,22 +162,49 @@ extension Loop {
     func collectDueTimers(
         _ timers: ModeTimers, now: Int64, scheduledBefore mark: UInt64, limit: Int, into due: inout [DueTimer]
     ) -> Bool {
-        while due.count < limit, let timer = timers.firstDue(at: now, scheduledBefore: mark) {
-            let (firing, repeats, fire, tolerance, reschedules) = timer.state.withLock { timerState in
-                // A setFireDate still on its way here (it waits for our lock)
-                // has already moved the date: never fire early, follow it.
-                let firing = timerState.fireDate <= now
-                let repeats = firing && timerState.advance(pastNow: now)
-                return (firing, repeats, timerState.fireDate, timerState.tolerance, timerState.reschedules)
-            }
-            let placements = timer.placements
-            if !firing || repeats {
-                placements.forEach { $0.schedule(timer, fire: fire, tolerance: tolerance) }
-            } else {
-                placements.forEach { $0.park(timer) }
-            }
-            if firing { due.append(DueTimer(timer: timer, repeats: repeats, reschedules: reschedules)) }
+        // First every pop, with no lock but the loop's held: a pop's sift
+        // writes the positions of the timers it moves into those (cold)
+        // objects, and the lock taken for each timer below is a locked
+        // instruction, which on x86 waits until every earlier store has
+        // reached memory. One such wait per batch, not one per timer.
+        // Each popped reference holds its heap entry's retain.
+        var popped: [Unmanaged<LoopTimer>] = []
+        popped.reserveCapacity(limit)
+        while popped.count < limit, let reference = timers.firstDue(at: now, scheduledBefore: mark) {
+            _ = reference._withUnsafeGuaranteedRef { timers.parkKeepingReference($0) }
+            popped.append(reference)
+            timers.prefetchFirstDue()
         }
-        return due.count == limit
+        for reference in popped {
+            reference._withUnsafeGuaranteedRef { timer in
+                let (firing, repeats, fire, tolerance, reschedules) = timer.state.withLock { timerState in
+                    // A setFireDate still on its way here (it waits for our lock)
+                    // has already moved the date: never fire early, follow it.
+                    let firing = timerState.fireDate <= now
+                    let repeats = firing && timerState.advance(pastNow: now)
+                    return (firing, repeats, timerState.fireDate, timerState.tolerance, timerState.reschedules)
+                }
+                if !firing || repeats {
+                    // Back into this mode's heap (with a retain of its own),
+                    // moved in the others.
+                    timer.placements.forEachMode { $0.schedule(timer, fire: fire, tolerance: tolerance) }
+                    if firing {
+                        due.append(DueTimer(timer: reference, repeats: true, reschedules: reschedules))
+                    } else {
+                        reference.release()
+                    }
+                    return
+                }
+                // A one-shot timer leaves the other modes' heaps too; the due
+                // list keeps the retain this mode's entry held.
+                if !timer.placements.isOnly(timers) {
+                    timer.placements.forEachMode { other in
+                        if other !== timers { other.parkKeepingReference(timer)?.release() }
+                    }
+                }
+                due.append(DueTimer(timer: reference, repeats: false, reschedules: reschedules))
+            }
+        }
+        return popped.count == limit
     }
 }

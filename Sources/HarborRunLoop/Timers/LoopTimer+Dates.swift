@@ -141,7 +141,7 @@ extension Loop {
     /// The timer of `mode` that fires first, if any.
     package func nextTimer(forMode mode: LoopMode) -> LoopTimer? {
         guard mode != .common else { return nil }
-        return state.withLock { state in
+        return state.withLockedValue { state in
             guard !state.terminated else { return nil }
             return state.modes[mode]?.timers.earliest
         }

@@ -22,10 +22,12 @@ import HarborPorts
 /// clock of `Loop.run(until:)`; a date that was set reads back exactly.
 ///
 /// **Cost:** one allocation (the object; its lock is one of a fixed set
-/// shared by all timers). Adding, removing or rescheduling
-/// is O(log n) per mode, with no hashing: the timer keeps its own position
-/// in each mode's heap. An idle loop with any number of timers holds one
-/// armed timerfd per mode and wakes only when the earliest is due.
+/// shared by all timers). Adding or rescheduling is O(log n) per mode and
+/// invalidating O(1) amortised, with no hashing: the timer keeps its own
+/// position in each mode's heap. An invalidated timer is released at once
+/// (its heap entry may linger as a tombstone that holds nothing). An idle
+/// loop with any number of timers holds one armed timerfd per mode and
+/// wakes only when the earliest is due.
 /// **Thread safety:** every method, any thread; the handler runs on the
 /// loop's thread with no lock held.
 /// **CF equivalent:** `CFRunLoopTimerCreate`, `NSTimer`.
@@ -37,8 +39,9 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
 
     // Field order puts what every add, fire and cancel touches in the
     // object's first 64 bytes, with the header that retains write: the
-    // placement in the first mode (every heap move writes its index), then
-    // the fire date, validity, owner and tolerance. A cache line is 64 bytes
+    // placement in the first mode (every heap move writes its index, with a
+    // plain store: see `TimerPlacements`), then the fire date, validity,
+    // owner and tolerance. A cache line is 64 bytes
     // and malloc aligns to 16, so most timers pay one cold line, not three.
     // (Swift lays out a class's stored properties, and a struct's, in
     // declaration order.)
@@ -88,7 +91,7 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
     /// `state.withLock`, under the timer's lock stripe.
     @exclusivity(unchecked) var stateStorage: State
     /// The lock that guards `stateStorage`: a view, shaped like `HarborLock`.
-    var state: TimerStateLock { TimerStateLock(timer: self) }
+    var state: TimerStateLock { TimerStateLock(timer: .passUnretained(self)) }
     let handler: @Sendable (LoopTimer) -> Void
     let label: String
 

@@ -1,4 +1,5 @@
 // Harbor — one mode's timers: a fire date heap, and a hard deadline heap for tolerant timers.
+import HarborPorts
 
 /// A mode's timers.
 ///
@@ -8,13 +9,16 @@
 ///   are due) and by fire date + tolerance (when the timerfd must go off).
 ///
 /// The earliest hard deadline is the smaller of the strict heap's minimum and
-/// the hard heap's minimum: O(1). Adding, removing or rescheduling is
-/// O(log n) in one heap (two for a tolerant timer). Each timer's position in
-/// each heap is kept in the timer itself (`LoopTimer.placements`), so no
-/// operation hashes. The common case — no tolerance — pays for one heap.
+/// the hard heap's minimum: O(1) (amortised: tombstones above it are dropped
+/// first). Adding or rescheduling is O(log n) in one heap (two for a
+/// tolerant timer); removing is O(1) amortised, leaving tombstones. Each
+/// timer's position in each heap is kept in the timer itself
+/// (`LoopTimer.placements`), so no operation hashes. The common case — no
+/// tolerance — pays for one heap.
 ///
-/// Each heap entry holds one retain on its timer, taken on insert and given
-/// back on removal (or in `deinit`); sifting moves unretained references.
+/// Each live heap entry holds one retain on its timer, taken on insert and
+/// given back on removal (or in `deinit`); sifting moves unretained
+/// references, and a tombstone holds none.
 ///
 /// Guarded by the owning loop's lock.
 final class ModeTimers: @unchecked Sendable {
@@ -22,17 +26,26 @@ final class ModeTimers: @unchecked Sendable {
     // lock (or by the loop's teardown, after it is marked terminated).
 
     let mode: LoopMode
-    private var strict = TimerHeap(isHardHeap: false)
-    private var lenientByFire = TimerHeap(isHardHeap: false)
-    private var lenientByHard = TimerHeap(isHardHeap: true)
-    private var nextSequence: UInt64 = 0
+    // @exclusivity(unchecked): the loop's lock already keeps accesses apart,
+    // and the runtime check cost two calls around every heap operation.
+    @exclusivity(unchecked) private var strict = TimerHeap(isHardHeap: false)
+    @exclusivity(unchecked) private var lenientByFire = TimerHeap(isHardHeap: false)
+    @exclusivity(unchecked) private var lenientByHard = TimerHeap(isHardHeap: true)
+    @exclusivity(unchecked) private var nextSequence: UInt64 = 0
 
     init(mode: LoopMode) { self.mode = mode }
 
     deinit {
-        for entry in strict.entries { entry.timer.release() }
-        for entry in lenientByFire.entries { entry.timer.release() }
+        for entry in strict.entries where !entry.isTombstone { entry.timer.release() }
+        for entry in lenientByFire.entries where !entry.isTombstone { entry.timer.release() }
     }
+
+    /// Tombstones left in the heaps by removed timers (see `TimerHeap.bury`),
+    /// for tests.
+    var tombstones: Int { strict.tombstones + lenientByFire.tombstones + lenientByHard.tombstones }
+
+    /// How many times the heaps dropped all their tombstones at once, for tests.
+    var compactions: Int { strict.compactions + lenientByFire.compactions + lenientByHard.compactions }
 
     /// Scheduled timers (fired one-shot timers waiting in their callout are
     /// members but not counted).
@@ -41,7 +54,7 @@ final class ModeTimers: @unchecked Sendable {
 
     /// When the mode's timerfd should fire: the earliest hard deadline. O(1).
     var earliestHardDeadline: Int64? {
-        switch (strict.min?.key, lenientByHard.min?.key) {
+        switch (strict.min(owner: self)?.key, lenientByHard.min(owner: self)?.key) {
         case let (a?, b?): Swift.min(a, b)
         case let (a?, nil): a
         case let (nil, b?): b
@@ -74,13 +87,22 @@ final class ModeTimers: @unchecked Sendable {
     /// Like ``firstDue(at:)``, but nil if the earliest timer was scheduled
     /// or moved at or after `mark` (it then waits for the next pass, and so
     /// does everything behind it).
-    func firstDue(at now: Int64, scheduledBefore mark: UInt64) -> LoopTimer? {
+    func firstDue(at now: Int64, scheduledBefore mark: UInt64) -> Unmanaged<LoopTimer>? {
         guard let entry = nextEntry, entry.key <= now, entry.sequence < mark else { return nil }
-        return entry.timer.takeUnretainedValue()
+        return entry.timer
+    }
+
+    /// Starts loading the object of the timer now first due, which the
+    /// next `firstDue` will hand out: a pass firing many timers then waits
+    /// for one timer's cache miss while it works on the one before.
+    @inline(__always)
+    func prefetchFirstDue() {
+        guard let entry = strict.entries.first, !entry.isTombstone else { return }
+        prefetchForWriting(entry.timer.toOpaque())
     }
 
     private var nextEntry: TimerHeap.Entry? {
-        switch (strict.min, lenientByFire.min) {
+        switch (strict.min(owner: self), lenientByFire.min(owner: self)) {
         case let (a?, b?): a.precedes(b) ? a : b
         case let (a?, nil): a
         case let (nil, b?): b
@@ -127,44 +149,75 @@ final class ModeTimers: @unchecked Sendable {
         let sequence = nextSequence
         nextSequence &+= 1
         let reference = Unmanaged.passRetained(timer)
+        let first = timer.placements.isFirst(self)
         if lenient {
-            lenientByFire.insert(.init(key: fire, sequence: sequence, timer: reference), owner: self)
-            lenientByHard.insert(.init(key: fire &+ tolerance, sequence: sequence, timer: reference), owner: self)
+            lenientByFire.insert(.init(key: fire, sequence: sequence, timer: reference, isFirstPlacement: first), owner: self)
+            lenientByHard.insert(.init(key: fire &+ tolerance, sequence: sequence, timer: reference, isFirstPlacement: first),
+                                 owner: self)
         } else {
-            strict.insert(.init(key: fire, sequence: sequence, timer: reference), owner: self)
+            strict.insert(.init(key: fire, sequence: sequence, timer: reference, isFirstPlacement: first), owner: self)
         }
     }
 
     /// Takes a member out of the heaps but keeps its membership: a one-shot
     /// timer about to be called out. O(log n).
     func park(_ timer: LoopTimer) {
-        guard let placement = timer.placements.placement(in: self), placement.isScheduled else { return }
-        unschedule(timer, placement).release()
+        parkKeepingReference(timer)?.release()
     }
 
-    /// Ends the membership; returns false if it was not a member. O(log n).
+    /// `park`, handing the heap's retain to the caller instead of giving it
+    /// back: the reference to release later, or nil if it was not scheduled
+    /// here (nothing to release).
+    func parkKeepingReference(_ timer: LoopTimer) -> Unmanaged<LoopTimer>? {
+        guard let placement = timer.placements.placement(in: self), placement.isScheduled else { return nil }
+        return unschedule(timer, placement)
+    }
+
+    /// Ends the membership; returns false if it was not a member. O(1)
+    /// amortised: the heap entries become tombstones (see `TimerHeap.bury`).
     @discardableResult
     func remove(_ timer: LoopTimer) -> Bool {
         guard let placement = timer.placements.placement(in: self) else { return false }
-        if placement.isScheduled { unschedule(timer, placement).release() }
-        timer.placements.remove(self)
+        if placement.isScheduled { unschedule(timer, placement, leavingTombstones: true).release() }
+        timer.placements.remove(self)?.markFirstPlacement(of: timer)
         return true
     }
 
-    /// Removes the timer's entries from the heaps and marks it unscheduled;
-    /// returns the reference whose retain the caller must give back.
-    private func unschedule(_ timer: LoopTimer, _ placement: TimerPlacement) -> Unmanaged<LoopTimer> {
-        let entry: TimerHeap.Entry
+    /// The timer's first placement is now this mode's: its heap entries say
+    /// so, so that sifting writes their positions there.
+    func markFirstPlacement(of timer: LoopTimer) {
+        guard let placement = timer.placements.placement(in: self), placement.isScheduled else { return }
         if placement.hardIndex >= 0 {
-            entry = lenientByFire.remove(at: placement.fireIndex, owner: self)
-            // Sifting the fire heap never touches hardIndex: it is still valid.
-            lenientByHard.remove(at: placement.hardIndex, owner: self)
+            lenientByFire.markFirstPlacement(at: placement.fireIndex)
+            lenientByHard.markFirstPlacement(at: placement.hardIndex)
         } else {
-            entry = strict.remove(at: placement.fireIndex, owner: self)
+            strict.markFirstPlacement(at: placement.fireIndex)
+        }
+    }
+
+    /// Removes the timer's entries from the heaps (or, with
+    /// `leavingTombstones`, marks them dead where they lie) and marks it
+    /// unscheduled; returns the reference whose retain the caller must give back.
+    private func unschedule(_ timer: LoopTimer, _ placement: TimerPlacement,
+                            leavingTombstones: Bool = false) -> Unmanaged<LoopTimer> {
+        if placement.hardIndex >= 0 {
+            // Changing the fire heap never touches hardIndex: it is still valid.
+            if leavingTombstones {
+                lenientByFire.bury(at: placement.fireIndex, owner: self)
+                lenientByHard.bury(at: placement.hardIndex, owner: self)
+            } else {
+                lenientByFire.remove(at: placement.fireIndex, owner: self)
+                lenientByHard.remove(at: placement.hardIndex, owner: self)
+            }
+        } else if leavingTombstones {
+            strict.bury(at: placement.fireIndex, owner: self)
+        } else {
+            strict.remove(at: placement.fireIndex, owner: self)
         }
         timer.placements.setIndex(-1, in: self, hard: false)
         timer.placements.setIndex(-1, in: self, hard: true)
-        return entry.timer
+        // The heap's entry held this retain (on the fire date heap only).
+        return Unmanaged.passUnretained(timer)
     }
 
     /// The fire date the heap holds for `timer`, if scheduled here.

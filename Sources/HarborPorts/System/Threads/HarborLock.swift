@@ -53,13 +53,31 @@ package struct HarborLock<Value: ~Copyable>: ~Copyable {
 
     /// Runs `body` with the value while holding the lock, and returns its result.
     /// C: `pthread_mutex_lock(3)`, `pthread_mutex_unlock(3)`.
-    @inlinable
+    // Asked to inline, but from other modules most calls still reach the
+    // unspecialised generic form (the result and error through witness
+    // tables, the body through a reabstraction thunk): a hot path uses
+    // `withLockedValue` instead.
+    @inlinable @inline(__always)
     package borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value.pointee)
+    }
+}
+
+extension HarborLock where Value: ~Copyable {
+    /// `withLock` for a body that does not throw and returns a copyable
+    /// result: the run loop's hot paths. The general form, generic over a
+    /// noncopyable result and a typed error, stayed an unspecialised call
+    /// from other modules despite `@inline(__always)` (a metadata lookup and
+    /// a reabstraction thunk on every lock); this one inlines.
+    @inlinable @inline(__always)
+    package borrowing func withLockedValue<Result>(_ body: (inout sending Value) -> Result) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body(&value.pointee)
     }
 }
 
