@@ -46,6 +46,14 @@ struct LoopTimers: RunnableBenchmark {
         for (label, count, rounds, order) in plan {
             var results = Array(repeating: [TimerCycleResult](), count: selected.count)
             progress("\(name): \(label) timers, \(order.name), \(rounds) cycle(s) per implementation")
+            // Untimed, first: one Harbor cycle (the implementation that
+            // allocates most) faults in the memory every cycle then reuses
+            // (a new thread takes over a finished thread's malloc arena).
+            // Without it the first cycle of a process pays every first-touch
+            // page fault (about 80 ms of a million timers' first add) and the
+            // ones after it none, so the order decided a share of the ratio.
+            let warmUpDeadline = nowNanoseconds() + Self.budget
+            _ = try onNewThread { HarborTimerCycle().run(count: count, spacing: Self.spacing, order: order, deadline: warmUpDeadline) }
             for round in 0..<rounds {
                 var line = "  \(label) \(order.name) cycle \(round + 1)/\(rounds):"
                 for offset in 0..<selected.count {

@@ -66,8 +66,12 @@ func runTimerCycle<L: TimerObjectLoop>(on loop: inout L, count: Int, spacing: In
     guard added == count else { return giveUp("add for cancel: \(added) of \(count) added") }
     result.addForCancel = addForCancel
     var cancelled = 0
+    // A constant copy (no copying: the storage is shared) lets each element
+    // be borrowed for the call instead of retained and released around it,
+    // as the C floor passes its plain pointer.
+    let held = timers
     let cancel = measurePhase {
-        cancelled = stepsBefore(deadline, count: count) { loop.invalidate(timers[order.cancelled($0)]) }
+        cancelled = stepsBefore(deadline, count: count) { loop.invalidate(held[order.cancelled($0)]) }
     }
     guard cancelled == count else { return giveUp("cancel: \(cancelled) of \(count) cancelled") }
     result.cancel = cancel
