@@ -65,6 +65,8 @@ extension Loop {
         }
         var due: [DueTimer] = []
         due.reserveCapacity(Self.timerBatch)
+        var popped: [Unmanaged<LoopTimer>] = []
+        popped.reserveCapacity(Self.timerBatch)
         // Each entry of `due` and `finished` holds one retain on its timer
         // (see `DueTimer`), given back here or by `detachTimers`.
         var finished: [Unmanaged<LoopTimer>] = []
@@ -72,7 +74,8 @@ extension Loop {
         while more {
             more = state.withLockedValue { state -> Bool in
                 guard !state.terminated else { return false }
-                return collectDueTimers(mode.timers, now: now, scheduledBefore: mark, limit: Self.timerBatch, into: &due)
+                return collectDueTimers(mode.timers, now: now, scheduledBefore: mark, limit: Self.timerBatch,
+                                        into: &due, popped: &popped)
             }
             for entry in due {
                 let finishedIt = entry.timer._withUnsafeGuaranteedRef { timer -> Bool in

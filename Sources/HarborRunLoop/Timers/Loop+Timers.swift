@@ -158,9 +158,12 @@ extension Loop {
     /// every heap but stays a member (it is invalidated after its callout, or
     /// re-armed by its handler). Each due timer costs O(log n) per mode it is
     /// in. Returns true if it stopped at `limit` (more may be due).
+    /// `popped` is the caller's scratch buffer (empty on entry and on
+    /// return), kept across batches so a pass allocates it once.
     /// Loop lock held.
     func collectDueTimers(
-        _ timers: ModeTimers, now: Int64, scheduledBefore mark: UInt64, limit: Int, into due: inout [DueTimer]
+        _ timers: ModeTimers, now: Int64, scheduledBefore mark: UInt64, limit: Int,
+        into due: inout [DueTimer], popped: inout [Unmanaged<LoopTimer>]
     ) -> Bool {
         // First every pop, with no lock but the loop's held: a pop's sift
         // writes the positions of the timers it moves into those (cold)
@@ -168,8 +171,7 @@ extension Loop {
         // instruction, which on x86 waits until every earlier store has
         // reached memory. One such wait per batch, not one per timer.
         // Each popped reference holds its heap entry's retain.
-        var popped: [Unmanaged<LoopTimer>] = []
-        popped.reserveCapacity(limit)
+        defer { popped.removeAll(keepingCapacity: true) }
         while popped.count < limit, let reference = timers.firstDue(at: now, scheduledBefore: mark) {
             _ = reference._withUnsafeGuaranteedRef { timers.parkKeepingReference($0) }
             popped.append(reference)
@@ -199,7 +201,7 @@ extension Loop {
                 // list keeps the retain this mode's entry held.
                 if !timer.placements.isOnly(timers) {
                     timer.placements.forEachMode { other in
-                        if other !== timers { other.parkKeepingReference(timer)?.release() }
+                        if other !== timers { other.park(timer) }
                     }
                 }
                 due.append(DueTimer(timer: reference, repeats: false, reschedules: reschedules))

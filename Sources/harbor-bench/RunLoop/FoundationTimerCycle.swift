@@ -8,7 +8,8 @@ struct FoundationTimerCycle: TimerCycle {
     let label = "Timer(fire:interval:repeats:block:) + RunLoop.add(_:forMode: .default); run(mode:before:); invalidate()"
 
     func run(count: Int, spacing: Int64, order: TimerOrder, deadline: Int64) -> TimerCycleResult {
-        var loop = FoundationTimers(loop: .current, counter: FireCounter(), order: order,
+        let counter = FireCounter()
+        var loop = FoundationTimers(loop: .current, counter: counter, block: { _ in counter.increment() }, order: order,
                                     spacingSeconds: Double(spacing) / 1e9)
         return runTimerCycle(on: &loop, count: count, spacing: spacing, order: order, deadline: deadline)
     }
@@ -18,6 +19,8 @@ struct FoundationTimerCycle: TimerCycle {
 private struct FoundationTimers: TimerObjectLoop {
     let loop: RunLoop
     let counter: FireCounter
+    /// One block for every timer, as Harbor's cycle and the C floor share one handler.
+    let block: @Sendable (Timer) -> Void
     let order: TimerOrder
     // Date's resolution near now is about 0.12 µs, so fire dates at
     // least that far apart stay distinct.
@@ -29,7 +32,7 @@ private struct FoundationTimers: TimerObjectLoop {
 
     func add(_ index: Int) -> Timer {
         let fire = Date(timeIntervalSinceReferenceDate: base + Double(order.fireSlot(index)) * spacingSeconds)
-        let timer = Timer(fire: fire, interval: 0, repeats: false) { [counter] _ in counter.increment() }
+        let timer = Timer(fire: fire, interval: 0, repeats: false, block: block)
         loop.add(timer, forMode: .default)
         return timer
     }
