@@ -51,9 +51,6 @@ struct Harbord: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Messages from one uid that may wait for services not checked in yet.", valueName: "n"))
     var maxPendingPerUid = BootstrapQuotas().pendingPerUser
 
-    @Option(name: .long, help: ArgumentHelp("Rights to names not checked in yet that one uid's live processes may hold.", valueName: "n"))
-    var maxWaitingRightsPerUid = BootstrapQuotas().waitingRightsPerUser
-
     @Option(name: .long, help: ArgumentHelp(
         "Descriptors harbord keeps for itself (default: 1/16 of its limit, at least 64).", valueName: "n"))
     var descriptorReserve: Int?
@@ -70,8 +67,7 @@ struct Harbord: AsyncParsableCommand {
 
     func validate() throws {
         for (flag, value) in [("--max-names-per-uid", maxNamesPerUid), ("--max-clients-per-uid", maxClientsPerUid),
-                              ("--max-sessions-per-uid", maxSessionsPerUid), ("--max-pending-per-uid", maxPendingPerUid),
-                              ("--max-waiting-rights-per-uid", maxWaitingRightsPerUid)] where !(0...10_000_000).contains(value) {
+                              ("--max-sessions-per-uid", maxSessionsPerUid), ("--max-pending-per-uid", maxPendingPerUid)] where !(0...10_000_000).contains(value) {
             throw ValidationError("\(flag) must be between 0 and 10000000")
         }
         if let descriptorReserve, !(0...1_000_000).contains(descriptorReserve) {
@@ -123,7 +119,6 @@ struct Harbord: AsyncParsableCommand {
         quotas.clientsPerUser = maxClientsPerUid
         quotas.sessionsPerUser = maxSessionsPerUid
         quotas.pendingPerUser = maxPendingPerUid
-        quotas.waitingRightsPerUser = maxWaitingRightsPerUid
         quotas.descriptorReserve = descriptorReserve
 
         let server: BootstrapServer

@@ -59,7 +59,7 @@ public final class BootstrapClient: Sendable {
     /// again if that server goes.
     public init(bootstrapPort: SendRight, timeout: Duration = .seconds(5)) {
         self.timeout = timeout
-        link = BootstrapLink(right: bootstrapPort, serverPID: ProcessControl.processID, timeout: timeout)
+        link = BootstrapLink(right: bootstrapPort, timeout: timeout)
         replies = HarborLock(ReceiveRight())
     }
 
@@ -108,7 +108,9 @@ public final class BootstrapClient: Sendable {
         }
         let offered = ReceiveRight()
         var reply: Message
-        do { reply = try request(BootstrapRequest.checkIn, name: name, carrying: session.right) } catch {
+        // The server keeps a send right to the name's port and answers look-ups with copies of it.
+        let carried = [session.right, offered.makeSendRight()]
+        do { reply = try request(BootstrapRequest.checkIn, name: name, carrying: carried) } catch {
             session.dropped(name)
             throw error
         }
@@ -130,7 +132,7 @@ public final class BootstrapClient: Sendable {
             throw BootstrapError(.nameInUse, "\(name) is held by this process")
         }
         let reply: Message
-        do { reply = try request(BootstrapRequest.register, name: name, carrying: session.right) } catch {
+        do { reply = try request(BootstrapRequest.register, name: name, carrying: [session.right, right]) } catch {
             session.dropped(name)
             throw error
         }
@@ -169,16 +171,16 @@ public final class BootstrapClient: Sendable {
         }
     }
 
-    private func request(_ id: Int32, name: String, carrying right: SendRight? = nil) throws(BootstrapError) -> Message {
+    private func request(_ id: Int32, name: String, carrying rights: [SendRight] = []) throws(BootstrapError) -> Message {
         try BootstrapName.check(name)
-        return try request(id, body: Array(name.utf8), carrying: right)
+        return try request(id, body: Array(name.utf8), carrying: rights)
     }
 
-    private func request(_ id: Int32, body: [UInt8], carrying right: SendRight? = nil) throws(BootstrapError) -> Message {
+    private func request(_ id: Int32, body: [UInt8], carrying rights: [SendRight] = []) throws(BootstrapError) -> Message {
         let link = self.link
         let outcome = replies.withLock { replies -> Result<Message, BootstrapError> in
             do throws(BootstrapError) {
-                return .success(try link.exchange(id, body: body, carrying: right, replies: &replies))
+                return .success(try link.exchange(id, body: body, carrying: rights, replies: &replies))
             } catch {
                 return .failure(error)
             }

@@ -12,9 +12,10 @@ final class BootstrapLink: Sendable {
     struct Current: Sendable {
         /// A send right to the caller's uid's bootstrap port.
         var right: SendRight
-        /// The server's pid, as the kernel reported it on the welcome (a
-        /// session takes forwarded look-ups from that process only).
-        var serverPID: pid_t
+        /// The server, as the kernel reported it on the welcome; nil for a
+        /// right handed in. Trusted to say who sent the messages it relays
+        /// (``RelayTrust``) while this link uses it.
+        var server: ProcessIdentity?
         /// Bumped on each reconnection.
         var generation: Int
     }
@@ -28,15 +29,20 @@ final class BootstrapLink: Sendable {
     init(socketPath: String, timeout: Duration) throws(BootstrapError) {
         self.socketPath = socketPath
         self.timeout = timeout
-        let (right, pid) = try Self.connect(socketPath, timeout: timeout)
-        state = HarborLock(Current(right: right, serverPID: pid, generation: 0))
+        let (right, server) = try Self.connect(socketPath, timeout: timeout)
+        RelayTrust.trust(server)
+        state = HarborLock(Current(right: right, server: server, generation: 0))
     }
 
     /// Uses a right handed in (a server in this process, or a right passed in a message).
-    init(right: SendRight, serverPID: pid_t, timeout: Duration) {
+    init(right: SendRight, timeout: Duration) {
         socketPath = ""
         self.timeout = timeout
-        state = HarborLock(Current(right: right, serverPID: serverPID, generation: 0))
+        state = HarborLock(Current(right: right, server: nil, generation: 0))
+    }
+
+    deinit {
+        if let server = current.server { RelayTrust.revoke(server) }
     }
 
     var current: Current { state.withLock { $0 } }
@@ -50,16 +56,27 @@ final class BootstrapLink: Sendable {
         guard !socketPath.isEmpty else {
             throw BootstrapError(.unreachable, "the name server is gone and this client has no socket to find it again")
         }
-        let (right, pid) = try Self.connect(socketPath, timeout: timeout ?? self.timeout)
-        return state.withLock { link in
-            if link.generation == generation { link = Current(right: right, serverPID: pid, generation: generation + 1) }
+        let (right, server) = try Self.connect(socketPath, timeout: timeout ?? self.timeout)
+        RelayTrust.trust(server)
+        var replaced: ProcessIdentity?? = .none
+        let updated = state.withLock { link in
+            if link.generation == generation {
+                replaced = .some(link.server)
+                link = Current(right: right, server: server, generation: generation + 1)
+            }
             return link
         }
+        // The old server's word is no longer taken; a lost race trusts none twice.
+        switch replaced {
+        case .some(let old): if let old { RelayTrust.revoke(old) }
+        case .none: RelayTrust.revoke(server)
+        }
+        return updated
     }
 
     /// Connects, and takes the bootstrap right from the welcome (or the
     /// server's refusal, when this uid is at its limit of connections).
-    static func connect(_ path: String, timeout: Duration) throws(BootstrapError) -> (SendRight, pid_t) {
+    static func connect(_ path: String, timeout: Duration) throws(BootstrapError) -> (SendRight, ProcessIdentity) {
         let connection: SharedDescriptor
         do { connection = try SeqPacketSocket.connect(to: path) } catch {
             throw BootstrapError(.unreachable, "cannot connect to \(path): \(error)")
@@ -71,7 +88,7 @@ final class BootstrapLink: Sendable {
         guard welcome.id == 0 else {
             throw BootstrapError(.fromWire(welcome.id), welcome.text.isEmpty ? "refused" : welcome.text)
         }
-        do { return (try welcome.takeSendRight(at: 0), welcome.trailer.sender.pid) } catch {
+        do { return (try welcome.takeSendRight(at: 0), welcome.trailer.sender) } catch {
             throw BootstrapError(.badReply, "the welcome message carries no send right", underlying: error)
         }
     }
@@ -80,14 +97,14 @@ final class BootstrapLink: Sendable {
     /// timeout, so a late reply cannot answer the next request). A request
     /// that finds the server gone connects again once and is sent again.
     func exchange(
-        _ id: Int32, body: [UInt8], carrying right: SendRight?, replies: inout ReceiveRight
+        _ id: Int32, body: [UInt8], carrying rights: [SendRight], replies: inout ReceiveRight
     ) throws(BootstrapError) -> Message {
         var link = current
         var attempt = 0
         while true {
             attempt += 1
             var message = Message(id: id, body: body)
-            if let right { message.attach(right) }
+            for right in rights { message.attach(right) }
             message.setReplyRight(replies.makeSendOnceRight())
             do throws(PortError) {
                 try link.right.send(message, timeout: timeout)

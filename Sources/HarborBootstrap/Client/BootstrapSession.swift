@@ -1,19 +1,18 @@
-// Harbor — a process's session with the name server: it answers look-ups of the names the process holds,
-// tells the server when their ports die, and checks them in again when the server restarts.
+// Harbor — a process's session with the name server: it tells the server when the ports of the names
+// the process holds die, and checks them in again when the server restarts.
 import HarborPorts
 import Synchronization
 
 /// The names a process holds, and the thread that speaks for them.
 ///
-/// The server keeps no right to a service's port (that would cost it
-/// descriptors for every name). Instead each process that checks names in
-/// or registers them has a session: a port whose send right rides in those
-/// requests. The server forwards look-ups of the process's names to it, and
-/// its thread answers each with a send right to the name's port.
+/// Each process that checks names in or registers them has a session: a
+/// port whose send right rides in those requests beside a send right to the
+/// name's port, which the server keeps and answers look-ups with (so a
+/// look-up needs nothing from this process, and costs it nothing new).
 ///
-/// The thread also watches the bootstrap right: when the server goes (a
+/// The session's thread watches the bootstrap right: when the server goes (a
 /// restart on the same socket, under systemd socket activation), it connects
-/// again and checks every name in again, by itself, and when one of the
+/// again and checks every name in again, by itself; and when one of the
 /// process's ports dies it tells the server at once.
 ///
 /// It lasts while the process holds a live name or its `BootstrapClient`
@@ -21,7 +20,8 @@ import Synchronization
 /// when the last of them dies too.
 ///
 /// **Cost:** one thread, parked in `receive` (no polling); one port. Per
-/// name: nothing in the server; here, a send right to the name's port.
+/// name: a send right to the name's port here, and one in the server (a
+/// connection and the port's slot counter, charged to this uid there).
 /// **Thread safety:** any thread.
 final class BootstrapSession: Sendable {
     /// The session port: look-ups and notifications arrive here.
@@ -40,8 +40,6 @@ final class BootstrapSession: Sendable {
         /// The server's key for it (`name TAB scope`), for `gone`.
         var key: String
         var registered: Bool
-        /// Look-ups that came before the check-in's reply did.
-        var parked: [ParkedLookUp] = []
     }
 
     struct Table: Sendable {
@@ -98,31 +96,20 @@ final class BootstrapSession: Sendable {
         }
     }
 
-    /// The server agreed: `name` is held through `right`. Look-ups that came early are answered now.
+    /// The server agreed: `name` is held through `right`.
     func holds(_ name: String, key: String, right: SendRight) {
-        let parked = table.withLock { table -> [ParkedLookUp] in
-            guard var held = table.names[name] else { return [] }
+        table.withLock { table in
+            guard var held = table.names[name] else { return }
             held.right = right
             held.key = key
-            let parked = held.parked
-            held.parked = []
             table.names[name] = held
-            return parked
         }
         right.requestDeadNameNotification(to: port.makeSendOnceRight())
-        for lookUp in parked {
-            if var message = lookUp.message.take() { answer(&message) }
-        }
     }
 
     /// The server refused, or the name was unregistered.
     func dropped(_ name: String) {
-        let parked = table.withLock { table -> [ParkedLookUp] in
-            table.names.removeValue(forKey: name)?.parked ?? []
-        }
-        for lookUp in parked {
-            if var message = lookUp.message.take() { passBack(&message) }
-        }
+        _ = table.withLock { table in table.names.removeValue(forKey: name) }
     }
 
     /// The client that made the session is gone. With no live name left the
@@ -179,8 +166,6 @@ final class BootstrapSession: Sendable {
                         portDied(name)
                     }
                 }
-            } else if message.id == BootstrapSessionRequest.lookUp {
-                if message.trailer.sender.pid == link.current.serverPID { answer(&message) }
             }
             if shouldEnd() { break }
         }
@@ -216,7 +201,8 @@ final class BootstrapSession: Sendable {
             let id = entry.registered ? BootstrapRequest.register : BootstrapRequest.checkIn
             let outcome = replies.withLock { replies -> Result<Message, BootstrapError> in
                 do throws(BootstrapError) {
-                    return .success(try link.exchange(id, body: Array(name.utf8), carrying: self.right, replies: &replies))
+                    return .success(try link.exchange(
+                        id, body: Array(name.utf8), carrying: [self.right, right], replies: &replies))
                 } catch {
                     return .failure(error)
                 }
@@ -225,8 +211,10 @@ final class BootstrapSession: Sendable {
             case .success(var reply):
                 let key = reply.text
                 table.withLock { table in table.names[name]?.key = key }
+                // Relayed, not re-sent: each keeps the sender the server vouched
+                // for, and shows the server as its relay (P11).
                 if let interim = try? reply.takeReceiveRight(at: 0) {
-                    while let waited = interim.tryReceive() { try? right.send(waited, timeout: .zero) }
+                    while let waited = interim.tryReceive() { try? right.relay(waited, timeout: .zero) }
                 }
             case .failure(let error):
                 // Not reached yet: try again later. Refused: the name is someone else's now.
@@ -252,66 +240,5 @@ final class BootstrapSession: Sendable {
             notice.attach(right)
             try? link.current.right.send(notice, timeout: .zero)
         }
-    }
-
-    /// A forwarded look-up: a send right to the name's port, or, if that port
-    /// died, the look-up goes back to the server to answer.
-    private func answer(_ message: inout Message) {
-        guard let key = BootstrapListing.Key(cursor: message.body) else { return }
-        enum Found { case right(SendRight), parked, none }
-        // Parking must happen under the lock `holds` drains it under.
-        let box = ParkedLookUp(message.takeForParking())
-        let found = table.withLock { table -> Found in
-            guard var held = table.names[key.name] else { return .none }
-            guard let right = held.right else {
-                held.parked.append(box)
-                table.names[key.name] = held
-                return .parked
-            }
-            if right.isDead {
-                table.names[key.name] = nil
-                return .none
-            }
-            return .right(right)
-        }
-        guard case .parked = found else {
-            guard var taken = box.message.take() else { return }
-            if case .right(let right) = found {
-                var answer = Message(id: 0)
-                answer.attach(right)
-                try? taken.reply(answer, timeout: .zero)
-            } else {
-                passBack(&taken)
-            }
-            return
-        }
-    }
-
-    /// Hands a look-up this session cannot answer back to the server as `gone`.
-    private func passBack(_ message: inout Message) {
-        guard let reply = message.takeReplyRight() else { return }
-        var back = Message(id: BootstrapRequest.gone, body: message.body)
-        back.attach(right)
-        switch consume reply {
-        case .send(let right): back.setReplyRight(right)
-        case .sendOnce(let right): back.setReplyRight(right)
-        }
-        try? link.current.right.send(back, timeout: .zero)
-    }
-}
-
-/// A forwarded look-up kept until its name's check-in completes.
-final class ParkedLookUp: @unchecked Sendable {
-    // @unchecked: created and emptied under the session table's lock only.
-    var message: Message?
-    init(_ message: consuming Message) { self.message = .some(message) }
-}
-
-extension Message {
-    /// Moves this message out, leaving an empty one (for a ~Copyable value in an inout slot).
-    fileprivate mutating func takeForParking() -> Message {
-        var taken = Message(id: 0)
-        swap(&self, &taken)
-        return taken
     }
 }

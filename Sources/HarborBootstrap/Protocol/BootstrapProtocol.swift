@@ -2,41 +2,35 @@
 
 /// The requests a client sends to its bootstrap port, as message ids, and
 /// the rules both sides check. Every request carries a reply right (except
-/// ``gone``); the reply's id is 0 on success, else a ``BootstrapError/Code``
-/// number with a one-line reason as its text.
+/// ``gone``), which must lead back to the asker's own process; the reply's
+/// id is 0 on success, else a ``BootstrapError/Code`` number with a
+/// one-line reason as its text.
 ///
-/// Ports live with their services: the server keeps no right to a port a
-/// service holds. A process that checks names in or registers them has a
+/// The server keeps one send right to the port of each name a service
+/// holds and answers look-ups with copies of it (all of them share that one
+/// connection): a look-up needs nothing from the holder and costs it
+/// nothing new. A process that checks names in or registers them has a
 /// **session** (`BootstrapSession`): a port of its own, whose send right
-/// rides as right 0 of those requests, through which the server forwards
-/// look-ups of its names.
+/// rides as right 0 of those requests and identifies the process's names.
 package enum BootstrapRequest {
-    /// Body: the name. Reply: right 0 is a send right (from the server for a
-    /// waiting name, from the holder's session otherwise).
+    /// Body: the name. Reply: right 0 is a send right to the name's port.
     package static let lookUp: Int32 = 0x4842_0001
-    /// Body: the name; right 0: the caller's session right. Reply: empty (the
-    /// port the caller made is the name's port from now on), or right 0 is
-    /// the receive right of a declared name that messages already wait in.
+    /// Body: the name; right 0: the caller's session right; right 1: a send
+    /// right to the port the caller made for the name. Reply: empty (that
+    /// port is the name's port from now on), or right 0 is the receive
+    /// right of a declared name that messages already wait in.
     package static let checkIn: Int32 = 0x4842_0002
-    /// Body: the name; right 0: the caller's session right (its session keeps
-    /// the send right it publishes). Reply: empty.
+    /// Body: the name; right 0: the caller's session right; right 1: the
+    /// send right it publishes. Reply: empty.
     package static let register: Int32 = 0x4842_0003
     /// Body: the name. Reply: empty.
     package static let unregister: Int32 = 0x4842_0004
     /// Body: empty for the first page, else the cursor of the reply before
     /// (``BootstrapListing``). Reply: one page of the listing.
     package static let list: Int32 = 0x4842_0005
-    /// Session to server: body the name; right 0: the session right. The
-    /// name's port is gone. A reply right, if any, belongs to a look-up the
-    /// session could not answer: the server answers it now.
+    /// Session to server: body the name's key; right 0: the session right.
+    /// The name's port is gone. No reply.
     package static let gone: Int32 = 0x4842_0006
-}
-
-/// What the server sends to a session.
-package enum BootstrapSessionRequest {
-    /// Body: the name; the reply right is the asker's: answer it with right 0
-    /// a send right to the name's port.
-    package static let lookUp: Int32 = 0x4842_0101
 }
 
 /// The message id `harbor ping` sends (with a send-once reply right); a

@@ -24,9 +24,6 @@ public struct BootstrapQuotas: Sendable, Hashable {
     public var sessionsPerUser = 1_024
     /// Messages from one uid that may wait for services not checked in yet.
     public var pendingPerUser = 1_024
-    /// Send rights to waiting names one uid's live processes may have been
-    /// handed (each is a connection the server holds until that process is gone).
-    public var waitingRightsPerUser = 4_096
     /// Descriptors kept free for the server's own work; nil: 1/16 of its
     /// limit, at least 64.
     public var descriptorReserve: Int?
@@ -80,5 +77,6 @@ struct UserCharges {
     var sessions = 0
     var pending = 0
     var pendingDescriptors = 0
-    var waitingRights = 0
+    /// Names whose port the server holds a send right to (two descriptors each).
+    var heldRights = 0
 }

@@ -121,7 +121,9 @@ extension BootstrapServer {
         for _ in 0..<64 {
             guard let message = notices.tryReceive() else { break }
             switch message.notification {
-            case .deadName(let port)?: sessionDied(port)
+            case .deadName(let port)?:
+                sessionDied(port)
+                heldPortDied(port)
             case .noSenders(let port)?: userLeft(port)
             default: break
             }
@@ -132,12 +134,12 @@ extension BootstrapServer {
     // MARK: Charges
 
     /// Descriptors `uid` makes the server hold: its port and connections,
-    /// its sessions, rights to waiting names its processes were handed, and
-    /// what its waiting messages carry.
+    /// its sessions, the rights to its names' ports, and what its waiting
+    /// messages carry.
     func descriptorsHeld(by uid: uid_t) -> Int {
         let charge = charges[uid] ?? UserCharges()
         let port = users[uid].map { $0.clients + 3 } ?? 0
-        return port + 2 * charge.sessions + charge.waitingRights + charge.pendingDescriptors
+        return port + 2 * charge.sessions + 2 * charge.heldRights + charge.pendingDescriptors
     }
 
     /// Whether `uid` may make the server hold `descriptors` more; the
@@ -146,7 +148,7 @@ extension BootstrapServer {
         let held = descriptorsHeld(by: uid)
         var total = 0
         for other in Set(users.keys).union(charges.keys) { total += descriptorsHeld(by: other) }
-        let available = budget.available(serverOwn: 3 * watchedWaitingPorts)
+        let available = budget.available(serverOwn: 5 * watchedWaitingPorts)
         if DescriptorBudget.allows(held: held, more: descriptors, total: total, available: available) { return nil }
         return BootstrapError(.overQuota, "uid \(uid) holds \(held) of the name server's descriptors and may not take "
                               + "\(descriptors) more for \(what) (\(available - total) free for all uids)")
@@ -156,7 +158,7 @@ extension BootstrapServer {
         var charge = charges[uid] ?? UserCharges()
         change(&charge)
         if charge.names == 0 && charge.sessions == 0 && charge.pending == 0 && charge.pendingDescriptors == 0
-            && charge.waitingRights == 0 {
+            && charge.heldRights == 0 {
             charges[uid] = nil
         } else {
             charges[uid] = charge

@@ -18,6 +18,7 @@ extension BootstrapServer {
     /// with now, so a request after a death never sees the dead session).
     func isAlive(_ entry: NameEntry) -> Bool {
         if let name = entry.session, let session = sessions[name], session.right.isDead { sessionDied(name) }
+        if entries[entry.key] === entry, let right = entry.right, right.isDead { holderGone(entry) }
         return entries[entry.key] === entry
     }
 
@@ -30,11 +31,42 @@ extension BootstrapServer {
 
     // MARK: Holders
 
-    func hold(_ entry: NameEntry, in session: Session, pid: pid_t) {
+    /// `entry` is held by `session`'s process, its port reached through
+    /// `right` (charged to the owner's uid; its death is the holder's).
+    func hold(_ entry: NameEntry, in session: Session, pid: pid_t, right: SendRight) {
         entry.session = session.right.name
         entry.pid = pid
+        entry.right = right
+        // One proxy per port, whatever number of names reach it: charged once per owner.
+        if !holdsPort(right.name, for: entry.owner) {
+            charge(entry.owner) { $0.heldRights += 1 }
+            right.requestDeadNameNotification(to: notices.makeSendOnceRight())
+        }
+        heldPorts[right.name, default: []].insert(entry.key)
         session.names.insert(entry.key)
         session.pid = pid
+    }
+
+    /// Lets go of the server's right to `entry`'s port.
+    private func releaseRight(of entry: NameEntry) {
+        guard let right = entry.right else { return }
+        entry.right = nil
+        heldPorts[right.name]?.remove(entry.key)
+        if heldPorts[right.name]?.isEmpty == true { heldPorts[right.name] = nil }
+        if !holdsPort(right.name, for: entry.owner) { charge(entry.owner) { $0.heldRights -= 1 } }
+    }
+
+    /// Whether a name of `owner`'s reaches `port` through the server's right.
+    private func holdsPort(_ port: PortName, for owner: uid_t) -> Bool {
+        heldPorts[port]?.contains { entries[$0]?.owner == owner } ?? false
+    }
+
+    /// The port behind the server's right died: every name it held goes.
+    func heldPortDied(_ port: PortName) {
+        guard let keys = heldPorts[port] else { return }
+        for key in keys {
+            if let entry = entries[key], entry.right?.name == port { holderGone(entry) }
+        }
     }
 
     /// A session ended (its process exited, or dropped its `BootstrapClient`
@@ -53,6 +85,7 @@ extension BootstrapServer {
     func holderGone(_ entry: NameEntry) {
         if let port = entry.session { sessions[port]?.names.remove(entry.key) }
         entry.session = nil
+        releaseRight(of: entry)
         let who = entry.pid.map { "pid \($0)" } ?? "its holder"
         switch entry.origin {
         case .declared:
@@ -71,55 +104,27 @@ extension BootstrapServer {
     func remove(_ entry: NameEntry) {
         if let port = entry.session { sessions[port]?.names.remove(entry.key) }
         entry.session = nil
+        releaseRight(of: entry)
         entries[entry.key] = nil
         if entry.isCounted { charge(entry.owner) { $0.names -= 1 } }
     }
 
     // MARK: Waiting names
 
-    /// Answers a look-up of a waiting name with a send right to its port,
-    /// charging the right to the asker's uid (one connection here until that
-    /// process is gone), and starts taking its messages out as they come.
+    /// Answers a look-up of a waiting name with a send right to its port
+    /// (every one shares one connection, the server's own: a look-up costs
+    /// the server nothing new), and starts taking its messages out as they
+    /// come, each charged to its sender's uid.
     func handOut(_ entry: NameEntry, _ request: inout Message, to sender: ProcessIdentity) {
         guard let waiting = entry.waiting else { return }
         if let unit = entry.unit, !entry.unitRequested {
             entry.unitRequested = true
             activate(unit, for: entry.key.name)
         }
-        if sender.pid != ProcessControl.processID, waiting.handedOut[sender.pid] == nil {
-            if let refusal = admitWaitingRight(for: sender.uid) {
-                refuse(&request, refusal)
-                return
-            }
-            waiting.handedOut[sender.pid] = sender.uid
-            charge(sender.uid) { $0.waitingRights += 1 }
-        }
         watch(entry, waiting)
         var answer = Message(id: 0)
         answer.attach(waiting.send)
         send(answer, replyingTo: &request)
-    }
-
-    private func admitWaitingRight(for uid: uid_t) -> BootstrapError? {
-        if (charges[uid]?.waitingRights ?? 0) >= quotas.waitingRightsPerUser { forgetExitedProcesses(of: uid) }
-        let count = charges[uid]?.waitingRights ?? 0
-        if count >= quotas.waitingRightsPerUser {
-            return BootstrapError(.overQuota, "uid \(uid)'s processes hold \(count) rights to names not checked in yet, its limit")
-        }
-        return admit(uid, descriptors: 1, for: "a right to a name not checked in yet")
-    }
-
-    /// Rights handed to processes that have exited no longer count (their
-    /// connections closed with them, or live on in a process that will be
-    /// charged for its own look-ups).
-    private func forgetExitedProcesses(of uid: uid_t) {
-        for entry in entries.values {
-            guard let waiting = entry.waiting else { continue }
-            for (pid, owner) in waiting.handedOut where owner == uid && !ProcessControl.exists(pid) {
-                waiting.handedOut[pid] = nil
-                charge(uid) { $0.waitingRights -= 1 }
-            }
-        }
     }
 
     private func watch(_ entry: NameEntry, _ waiting: WaitingPort) {
@@ -177,8 +182,6 @@ extension BootstrapServer {
             waiting.watch = nil
             watchedWaitingPorts -= 1
         }
-        for uid in waiting.handedOut.values { charge(uid) { $0.waitingRights -= 1 } }
-        waiting.handedOut = [:]
         var pending = waiting.pending
         waiting.pending = []
         for item in pending {
@@ -190,13 +193,16 @@ extension BootstrapServer {
         guard let port = waiting.port.take() else { return nil }
         // What arrived since the last pass goes after what waited before it.
         while pending.count < BootstrapQuotas.pendingPerName, let late = port.tryReceive() {
-            pending.append(PendingMessage(late, uid: 0, descriptors: 0))
+            let uid = late.trailer.sender.uid
+            pending.append(PendingMessage(late, uid: uid, descriptors: 0))
         }
         guard !pending.isEmpty || port.status.sendRights > 1 || port.status.queuedMessages > 0 else { return nil }
         do { try port.setQueueLimit(min(BootstrapQuotas.pendingPerName, max(5, pending.count))) } catch {}
         for item in pending {
             guard let message = item.message.take() else { continue }
-            do { try waiting.send.send(message, timeout: .zero) } catch {
+            // Relayed, not re-sent: each keeps its own sender, which the
+            // encoding of the moving port passes on as this server's word.
+            do { try waiting.send.relay(message, timeout: .zero) } catch {
                 log(.warning, "a message waiting for its service was lost at check-in: \(error.detail)")
             }
         }

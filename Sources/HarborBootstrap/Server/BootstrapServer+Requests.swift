@@ -18,6 +18,13 @@ extension BootstrapServer {
             log(.debug, "dropped message \(id) without a reply right from \(sender)")
             return
         }
+        // P11: no answer goes anywhere but back to the asker's own process,
+        // so the server cannot be made to speak to another process's port.
+        guard message.replyRightReceiver?.pid == sender.pid else {
+            logEvent(.notice, "dropped request \(id) from pid \(sender.pid) (uid \(sender.uid)): "
+                     + "its reply right leads to another process")
+            return
+        }
         if id == BootstrapRequest.list {
             list(&message, for: sender)
             return
@@ -50,37 +57,17 @@ extension BootstrapServer {
         answerLookUp(of: entry, &request, for: sender)
     }
 
-    /// A waiting name's port, or the look-up forwarded to the holder's session.
+    /// A send right to the name's port: a copy of the one the server holds
+    /// (every asker shares its connection), or of a waiting name's.
     func answerLookUp(of entry: NameEntry, _ request: inout Message, for sender: ProcessIdentity) {
-        if entry.waiting != nil {
+        if let right = entry.right {
+            var answer = Message(id: 0)
+            answer.attach(right)
+            send(answer, replyingTo: &request)
+        } else if entry.waiting != nil {
             handOut(entry, &request, to: sender)
-            return
-        }
-        guard let sessionName = entry.session, let session = sessions[sessionName],
-              let reply = request.takeReplyRight() else {
+        } else {
             refuse(&request, BootstrapError(.notFound, "no service named \(entry.key.name) for uid \(sender.uid)"))
-            return
-        }
-        var forwarded = Message(id: BootstrapSessionRequest.lookUp, text: BootstrapListing.key(entry.listing).cursor)
-        switch consume reply {
-        case .send(let right): forwarded.setReplyRight(right)
-        case .sendOnce(let right): forwarded.setReplyRight(right)
-        }
-        do throws(PortError) {
-            try session.right.send(forwarded, timeout: .zero)
-        } catch {
-            guard var back = error.takeUndeliveredMessage() else { return }
-            if error.code == .deadName {
-                // Its process is gone: the name is waiting again, or gone.
-                sessionDied(sessionName)
-                if let again = entries[entry.key], again.waiting != nil {
-                    handOut(again, &back, to: sender)
-                } else {
-                    refuse(&back, BootstrapError(.notFound, "\(entry.key.name) is gone: its holder exited"))
-                }
-            } else {
-                refuse(&back, BootstrapError(.busy, "the holder of \(entry.key.name) (pid \(session.pid)) is not taking look-ups"))
-            }
         }
     }
 
@@ -103,6 +90,10 @@ extension BootstrapServer {
             entry = created
         }
         guard let entry else { return }
+        guard let offered = try? request.takeSendRight(at: 1) else {
+            refuse(&request, BootstrapError(.badRequest, "a check-in needs a send right to the caller's port as right 1"))
+            return
+        }
         if entry.origin == .registered {
             refuse(&request, BootstrapError(.nameInUse, "\(name) is registered by pid \(entry.pid ?? 0)"))
             return
@@ -117,16 +108,23 @@ extension BootstrapServer {
             refuse(&request, BootstrapError(.alreadyActive, "\(name) is checked in by pid \(entry.pid ?? 0)"))
             return
         }
+        if let refusal = admit(sender.uid, descriptors: 2, for: "a send right to the name's port") {
+            refuse(&request, refusal)
+            return
+        }
         var answer = Message(id: 0, text: cursor)
         var waited = 0
+        var right = offered
         if let waiting = entry.waiting {
             entry.waiting = nil
             if let port = handOver(waiting) {
                 waited = port.status.queuedMessages
                 answer.attach(port)
+                // The server's right to the port it made now reaches the service.
+                right = waiting.send
             }
         }
-        hold(entry, in: session, pid: sender.pid)
+        hold(entry, in: session, pid: sender.pid, right: right)
         entry.unitRequested = true
         send(answer, replyingTo: &request)
         logEvent(.info, "checked in \(name) (\(entry.key.scope), pid \(sender.pid)"
@@ -144,14 +142,19 @@ extension BootstrapServer {
             refuse(&request, BootstrapError(.nameInUse, "\(name) is already \(existing.state) in uid \(sender.uid)'s scope"))
             return
         }
-        if let refusal = admitName(for: sender.uid) {
+        guard let published = try? request.takeSendRight(at: 1), !published.isDead else {
+            refuse(&request, BootstrapError(.badRequest, "a registration needs the live send right it publishes as right 1"))
+            return
+        }
+        if let refusal = admitName(for: sender.uid)
+            ?? admit(sender.uid, descriptors: 2, for: "a send right to the name's port") {
             refuse(&request, refusal)
             return
         }
         let entry = NameEntry(key: key, origin: .registered, owner: sender.uid, unit: nil)
         entries[key] = entry
         charge(sender.uid) { $0.names += 1 }
-        hold(entry, in: session, pid: sender.pid)
+        hold(entry, in: session, pid: sender.pid, right: published)
         send(Message(id: 0, text: BootstrapListing.key(entry.listing).cursor), replyingTo: &request)
         logEvent(.info, "registered \(name) (\(key.scope), pid \(sender.pid))")
     }
@@ -189,35 +192,22 @@ extension BootstrapServer {
         send(Message(id: 0, text: BootstrapListing.page(sorted, after: cursor)), replyingTo: &request)
     }
 
-    /// A session says a name's port is gone (or it could not answer a look-up
-    /// of it, whose reply right it passes back). Believed only for a name
-    /// that session holds, from a process of the session's uid.
+    /// A session says a name's port is gone. Believed only for a name that
+    /// session holds, from a process of the session's uid (the server also
+    /// hears it itself, from its own right's dead-name notification).
     private func gone(_ message: inout Message, from sender: ProcessIdentity) {
         let right = try? message.takeSendRight(at: 0)
         guard let right, let session = sessions[right.name], session.uid == sender.uid,
-              let key = BootstrapListing.Key(cursor: message.body) else {
-            if message.hasReplyRight { refuse(&message, BootstrapError(.notFound, "no such name held by that session")) }
-            return
-        }
+              let key = BootstrapListing.Key(cursor: message.body) else { return }
         let nameKey = NameKey(scope: key.scope, name: key.name)
         if let entry = entries[nameKey], entry.session == right.name { holderGone(entry) }
-        guard message.hasReplyRight else { return }
-        // The look-up it could not answer: answered as if the session's own
-        // process had asked (only a name its uid can see), by whoever holds
-        // the name now, or with the port it waits in again.
-        if nameKey.scope == .shared || nameKey.scope == .user(sender.uid), let entry = entries[nameKey], isAlive(entry),
-           entry.session != right.name {
-            answerLookUp(of: entry, &message, for: sender)
-        } else {
-            refuse(&message, BootstrapError(.notFound, "\(key.name) is gone: its port died"))
-        }
     }
 
     // MARK: Sessions
 
     /// The session whose send right is right 0 of `request`, recorded on its
-    /// first use (it must belong to the sender's uid, and the server must
-    /// not hold its receive right).
+    /// first use (its port must be received in the sender's own process,
+    /// as the kernel says who made its connection).
     /// The caller's session, or nil after refusing `request` with the reason.
     private func sessionOrRefusal(_ request: inout Message, for sender: ProcessIdentity) -> Session? {
         switch sessionOf(&request, for: sender) {
@@ -238,8 +228,8 @@ extension BootstrapServer {
             }
             return .success(known)
         }
-        guard !isServerPort(right.name), !right.isDead else {
-            return .failure(BootstrapError(.badRequest, "right 0 is not a session right"))
+        guard !right.isDead, right.receivingProcess?.pid == sender.pid, !isServerPort(right.name) else {
+            return .failure(BootstrapError(.badRequest, "right 0 is not a session right of the caller's own process"))
         }
         let count = charges[sender.uid]?.sessions ?? 0
         if count >= quotas.sessionsPerUser {

@@ -69,10 +69,13 @@ public final class BootstrapServer: @unchecked Sendable {
     var users: [uid_t: UserPort] = [:]
     var userByPort: [PortName: uid_t] = [:]
     var sessions: [PortName: Session] = [:]
+    /// The names whose port each of the server's held rights reaches.
+    var heldPorts: [PortName: Set<NameKey>] = [:]
     var charges: [uid_t: UserCharges] = [:]
     var entries: [NameKey: NameEntry] = [:]
     var budget: DescriptorBudget
-    /// Waiting ports with senders in other processes: about three descriptors each, the server's own.
+    /// Waiting ports with senders in other processes: about five descriptors
+    /// each (eventfd, epoll set, slot counter, both ends of the shared connection), the server's own.
     var watchedWaitingPorts = 0
     var loop: Loop?
     var mode: LoopMode = .default
@@ -153,6 +156,7 @@ public final class BootstrapServer: @unchecked Sendable {
         let count = entries.count
         entries = [:]
         sessions = [:]
+        heldPorts = [:]
         users = [:]
         userByPort = [:]
         charges = [:]

@@ -10,9 +10,10 @@ struct NameKey: Hashable {
 
 /// One name. Confined to the server loop's thread.
 ///
-/// A name costs the server no descriptor while a service holds it: the
-/// service's session answers look-ups of it. Only a declared name waiting
-/// for its service has a port here (``WaitingPort``).
+/// While a service holds the name, the server keeps one send right to its
+/// port (a connection and the port's slot counter: two descriptors, charged
+/// to the owner's uid) and answers look-ups with copies of it. A declared
+/// name waiting for its service has a port here instead (``WaitingPort``).
 final class NameEntry {
     /// How the name came to be, which decides what its holder's death does.
     enum Origin {
@@ -33,8 +34,11 @@ final class NameEntry {
     let unit: String?
     /// The port messages wait in while no service holds the name (declared names).
     var waiting: WaitingPort?
-    /// The session answering for the name (checked in or registered).
+    /// The session of the process holding the name (checked in or registered).
     var session: PortName?
+    /// The server's send right to the name's port while a service holds it:
+    /// look-ups get copies of it.
+    var right: SendRight?
     /// The process that checked it in or registered it.
     var pid: pid_t?
     /// Whether a look-up already asked systemd to start `unit`.
@@ -73,12 +77,11 @@ final class WaitingPort {
     var watch: DescriptorWatch?
     /// Messages taken out, oldest first, each with the uid it is charged to.
     var pending: [PendingMessage] = []
-    /// Processes that were handed a send right, and their uids: a handed-out
-    /// right costs this process one connection until that process is gone.
-    var handedOut: [pid_t: uid_t] = [:]
 
     init() {
         let made = ReceiveRight()
+        // Every look-up's right shares one connection: look-ups mint nothing.
+        made.shareExportedConnection()
         send = made.makeSendRight()
         port = .some(made)
     }
@@ -99,8 +102,8 @@ final class PendingMessage {
     }
 }
 
-/// A process's session: the server's one right to it, through which look-ups
-/// of every name it holds are forwarded (Docs/Bootstrap.md).
+/// A process's session: the server's one right to it, which identifies the
+/// names the process holds (Docs/Bootstrap.md).
 final class Session {
     let right: SendRight
     let uid: uid_t

@@ -148,6 +148,18 @@ public struct Message: ~Copyable, Sendable {
         }
     }
 
+    /// The process the reply right leads to, as the kernel vouches
+    /// (``SendRight/receivingProcess``); nil without a reply right. A server
+    /// that answers only when this is the asker (`trailer.sender`) cannot be
+    /// made to answer into another process's port (P11).
+    package var replyRightReceiver: ProcessIdentity? {
+        switch content.reply {
+        case .send(let token): token.port.receivingProcess
+        case .sendOnce(let token): token.port.receivingProcess
+        case .receive, .taken, nil: nil
+        }
+    }
+
     /// Takes the reply right out, to answer later or elsewhere.
     public mutating func takeReplyRight() -> ReplyRight? {
         defer { if content.reply != nil { content.reply = .taken } }
@@ -187,5 +199,19 @@ extension MessageContent {
                             returning: self)
         }
         stampSender()
+    }
+
+    /// ``prepareForSending()`` for a message this process passes on as it
+    /// received it: the limits are checked, and the trailer the runtime
+    /// filled in when it arrived here (its sender, relay and claim) is
+    /// kept, but for ``MessageTrailer/isNotification``, which only the
+    /// runtime's own messages carry.
+    package mutating func prepareForRelaying() throws(PortError) {
+        let trailer = self.trailer
+        try prepareForSending()
+        var kept = MessageTrailer(sender: trailer.sender)
+        kept.relayedBy = trailer.relayedBy
+        kept.claimedOriginalSender = trailer.claimedOriginalSender
+        self.trailer = kept
     }
 }

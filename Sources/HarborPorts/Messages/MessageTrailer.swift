@@ -6,32 +6,57 @@ public struct MessageTrailer: Hashable, Sendable {
     /// The receiving port's count of messages received, this one included
     /// (Mach's `msgh_seqno`): 1 for the first message a port hands out.
     public internal(set) var sequenceNumber: UInt64
-    /// The process that sent the message here, as the kernel reports it:
-    /// `SCM_CREDENTIALS` of the packet that delivered it for a message from
-    /// another process, the process's own ids otherwise. Never a claim: for
-    /// a message that was queued on a port whose receive right then moved
-    /// here, this is the process the port came from, which delivered it
-    /// (P11). Base decisions on this field.
+    /// The process a service may hold responsible for the message; base
+    /// decisions on this field.
+    ///
+    /// For a message a process sent here itself, the process the kernel
+    /// says delivered it: `SCM_CREDENTIALS` of the packet for a message from
+    /// another process, this process's own ids otherwise. For a message that
+    /// was queued on a port whose receive right then moved here (``relayedBy``
+    /// is set), the relay that delivered it, unless the relay is the name
+    /// server this process trusts (``RelayTrust``, checked by the kernel's
+    /// word on the relay, never by a claim): then the name server's word on
+    /// who sent the message to it, as launchd keeps the kernel's audit
+    /// trailer with a message queued before check-in (P11).
     public internal(set) var sender: ProcessIdentity
     /// The port the message was received on (useful after a port-set receive).
     public internal(set) var port: PortName?
     /// True for notifications the runtime generated (no-senders, dead-name,
     /// send-once, port-destroyed); no sender can set it.
     public internal(set) var isNotification: Bool
-    /// Who `sender` says sent the message to it: set only for a message
-    /// that was queued on a port whose receive right then moved here from
-    /// `sender`'s process, which relays it. A claim no kernel here checked
-    /// (Mach's kernel moves audit trailers with the port; across Linux
-    /// processes only the relay can tell, and it may lie). Show it, log it,
-    /// never grant anything on it: `sender` held the receive right, and so
-    /// could have read, dropped or invented any of those messages anyway.
+    /// The process that delivered the message here when it was relayed: it
+    /// was queued on a port whose receive right then moved here from this
+    /// process, which handed it over with the queue. Nil for a message its
+    /// sender delivered itself. Kernel-verified (`SCM_CREDENTIALS` of the
+    /// packet that moved the port).
+    public internal(set) var relayedBy: ProcessIdentity?
+    /// Who ``relayedBy`` says sent the message to it: set only for a relayed
+    /// message. A claim no kernel here checked (Mach's kernel moves audit
+    /// trailers with the port; across Linux processes only the relay can
+    /// tell, and it may lie): ``sender`` is this claim only when the relay is
+    /// the trusted name server, and the relay itself otherwise, since it held
+    /// the receive right and so could have read, dropped or invented any of
+    /// those messages anyway.
     public internal(set) var claimedOriginalSender: ProcessIdentity?
+
+    /// Whether the message was relayed (``relayedBy`` is set).
+    public var isRelayed: Bool { relayedBy != nil }
 
     package init(sender: ProcessIdentity, isNotification: Bool = false) {
         self.sequenceNumber = 0
         self.sender = sender
         self.port = nil
         self.isNotification = isNotification
+        self.relayedBy = nil
         self.claimedOriginalSender = nil
+    }
+
+    /// The trailer of a queued message that `relay` delivered inside a
+    /// moved receive right, claiming `original` sent it: ``sender`` is the
+    /// claim when `relay` is trusted (``RelayTrust``), the relay otherwise.
+    package init(relayedBy relay: ProcessIdentity, claiming original: ProcessIdentity) {
+        self.init(sender: RelayTrust.trusts(relay) ? original : relay)
+        self.relayedBy = relay
+        self.claimedOriginalSender = original
     }
 }

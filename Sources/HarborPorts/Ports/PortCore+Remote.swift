@@ -69,6 +69,12 @@ extension PortCore {
         }
     }
 
+    /// The process messages to this port reach (`SendRight.receivingProcess`).
+    var receivingProcess: ProcessIdentity? {
+        guard let route = state.withLock({ $0.route }) else { return .current }
+        return try? SeqPacketSocket.creator(route.socket.rawValue)
+    }
+
     // MARK: Exporting rights
 
     /// Prepares `right` to leave the process inside a message.
@@ -98,9 +104,17 @@ extension PortCore {
             return ExportedRight(kind: .send, identity: identity, descriptors: [route.socket, slots.descriptor])
         }
         let transport = try ensureTransport()
+        if let shared = state.withLock({ $0.sharedExport }) {
+            return ExportedRight(kind: .send, identity: identity, descriptors: [shared, transport.slots.descriptor])
+        }
         do {
             let socket = try transport.makeConnection(.send)
             sendRightMade()
+            // Kept open here, so the connection counts as one send right for as
+            // long as the port shares it (an export that raced this one keeps its own).
+            state.withLock { guarded in
+                if guarded.sharesExports, guarded.sharedExport == nil { guarded.sharedExport = socket }
+            }
             return ExportedRight(kind: .send, identity: identity, descriptors: [socket, transport.slots.descriptor])
         } catch {
             throw PortError(error, "exporting a send right to \(name)")
@@ -150,6 +164,10 @@ extension PortCore {
             taken.queue.append(contentsOf: transport.takeParked())
             guarded.location = .proxy(route)
             guarded.readiness?.clearWhileEmpty()
+            // The shared connection travels as one of the port's connections;
+            // its holders here and elsewhere keep it open, this copy goes.
+            guarded.sharedExport = nil
+            guarded.sharesExports = false
             return taken
         }
         // Known from now on as a proxy, by the connection it sends through.

@@ -42,6 +42,11 @@ package final class PortCore: Sendable {
         var watchers: [(transport: PortTransport, token: UInt64)] = []
         /// Watches this proxy holds in the process's `RemoteDeathWatch`.
         var deathWatches: [UInt64] = []
+        /// Whether send rights exported from here share one connection
+        /// (``ReceiveRight/shareExportedConnection()``).
+        var sharesExports = false
+        /// That connection's sending end, once made; let go when the receive right moves.
+        var sharedExport: SharedDescriptor?
     }
 
     package init() {

@@ -69,6 +69,19 @@ public struct ReceiveRight: ~Copyable, Sendable {
         try core.setQueueLimit(limit)
     }
 
+    /// From now on, every send right to this port that leaves the process
+    /// shares one connection, which this process keeps open until the
+    /// receive right moves: sending a send right to a thousand processes
+    /// costs one connection, not a thousand. All of them then share that
+    /// connection's socket buffer and its pause at a full queue (as Mach's
+    /// senders share a full queue), and the port sees one sender there
+    /// until the receive right moves, so a no-senders request waits for that.
+    /// The name server hands out the ports of names no service holds yet
+    /// this way, so look-ups mint nothing (P12).
+    package func shareExportedConnection() {
+        core.state.withLock { $0.sharesExports = true }
+    }
+
     /// A snapshot of the port's counters. **Mach equivalent:** `mach_port_get_attributes`.
     public var status: PortStatus { core.status }
 

@@ -21,6 +21,14 @@ public struct SendRight: Hashable, Sendable, CustomStringConvertible {
     /// Whether the port's receive right is gone (Mach: a dead name).
     public var isDead: Bool { token.port.isDead }
 
+    /// The process this right's messages reach, as far as the kernel
+    /// vouches: this process for a port received here; for a port in another
+    /// process, the process that made the connection the right sends through
+    /// (`SO_PEERCRED`: whoever passes the socket on cannot change it), which
+    /// is the port's receiver unless that process moved the receive right on
+    /// since. Nil if that cannot be read.
+    package var receivingProcess: ProcessIdentity? { token.port.receivingProcess }
+
     /// Queues `message` on the port.
     ///
     /// - Parameters:
@@ -44,6 +52,20 @@ public struct SendRight: Hashable, Sendable, CustomStringConvertible {
         var content = message.takeContent()
         try content.prepareForSending()
         try token.port.enqueue(content, deadline: deadline)
+    }
+
+    /// Passes on `message`, received by this process, keeping who sent it:
+    /// to a port received in this process its trailer stays as it arrived
+    /// (its sender, and the relay and claim of a relayed message), where
+    /// ``send(_:timeout:)`` would make this process its sender; to a port in
+    /// another process the kernel names this process, which relays it. Used
+    /// by the name server's hand-over and a session's re-check-in, so a
+    /// message queued for a name keeps its real sender (P11).
+    /// - Throws: as ``send(_:timeout:)``.
+    package func relay(_ message: consuming Message, timeout: Duration? = nil) throws(PortError) {
+        var content = message.takeContent()
+        try content.prepareForRelaying()
+        try token.port.enqueue(content, deadline: WaitDeadline(timeout: timeout))
     }
 
     /// Asks for a ``PortNotification/deadName(port:)`` message through

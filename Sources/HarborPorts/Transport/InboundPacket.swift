@@ -122,11 +122,11 @@ package enum InboundPacket: ~Copyable {
         let reply = try packet.reply.map { right throws(WireRejection) in
             try importRight(right, bytes, descriptors, base: base, sender: sender)
         }
-        // The sender is who the kernel says delivered the packet, always; a
-        // queued message of a moved port keeps what that process claims
-        // about its original sender beside it, as a claim (P11).
-        var trailer = MessageTrailer(sender: sender)
-        trailer.claimedOriginalSender = packet.relayedSender
+        // The sender is who the kernel says delivered the packet; a queued
+        // message of a moved port was relayed by that process, which says
+        // who sent it: believed only from a trusted name server (P11).
+        let trailer = packet.relayedSender.map { MessageTrailer(relayedBy: sender, claiming: $0) }
+            ?? MessageTrailer(sender: sender)
         var content = MessageContent(
             id: packet.id, body: Array(UnsafeRawBufferPointer(rebasing: bytes[packet.body])),
             rights: rights, reply: reply, trailer: trailer)

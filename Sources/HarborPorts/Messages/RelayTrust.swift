@@ -1,0 +1,43 @@
+// Harbor — the relays whose word on a relayed message's sender this process takes: its name servers.
+
+/// The processes this process trusts to say who sent the messages they relay.
+///
+/// A message queued on a port whose receive right then moves here arrives
+/// from the process the port came from (the relay), with that process's
+/// account of who sent it (``MessageTrailer/claimedOriginalSender``). Only
+/// a relay in this set is believed: its account becomes
+/// ``MessageTrailer/sender``. Any other relay is the sender itself (P11).
+///
+/// The set holds the name servers this process's bootstrap clients are
+/// connected to, each identified by the kernel (`SCM_CREDENTIALS` of the
+/// welcome it sent on a connection this process made to the server's
+/// socket), never by a claim: `HarborBootstrap` adds a server when it
+/// connects and removes it when the server goes. A process that connects to
+/// no name server trusts no relay.
+///
+/// A relay is matched by pid, uid and gid together: a process that reused
+/// the pid of an exited name server is not trusted unless it also runs as
+/// the server's user, which `harbord`'s dedicated user keeps to it.
+///
+/// **Thread safety:** any thread.
+public enum RelayTrust {
+    private static let trusted = HarborLock<[ProcessIdentity: Int]>([:])
+
+    /// Whether `relay`'s word on who sent the messages it relays is taken.
+    public static func trusts(_ relay: ProcessIdentity) -> Bool {
+        trusted.withLock { $0[relay] != nil }
+    }
+
+    /// Takes `server`'s word from now on (counted: each call needs its ``revoke(_:)``).
+    package static func trust(_ server: ProcessIdentity) {
+        trusted.withLock { $0[server, default: 0] += 1 }
+    }
+
+    /// Withdraws one ``trust(_:)`` of `server`.
+    package static func revoke(_ server: ProcessIdentity) {
+        trusted.withLock { table in
+            guard let count = table[server] else { return }
+            table[server] = count > 1 ? count - 1 : nil
+        }
+    }
+}
