@@ -74,6 +74,8 @@ public final class BootstrapServer: @unchecked Sendable {
     var budget: DescriptorBudget
     /// Waiting ports with senders in other processes: about three descriptors each, the server's own.
     var watchedWaitingPorts = 0
+    /// Out-of-descriptor failures of `accept`: the pause before the next try, what to log.
+    var acceptBackoff = AcceptBackoff()
     var loop: Loop?
     var mode: LoopMode = .default
     private var lastSummary: Summary?
