@@ -84,13 +84,17 @@ struct CommandFailure: Error {
     }
 }
 
+/// Prints a line to stderr, its controls escaped (``TerminalText``): error
+/// details can come from the name server.
 func printError(_ line: String) {
-    var bytes = Array("harbor: \(line)\n".utf8)
+    var bytes = Array("harbor: \(TerminalText.escaped(line))\n".utf8)
     _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
 }
 
-/// Prints a line to stdout at once (scripts read it as it happens).
+/// Prints a line to stdout at once (scripts read it as it happens), its
+/// controls escaped (``TerminalText``): names, units and bodies come from
+/// other processes, and must not drive the terminal.
 func say(_ line: String) {
-    var bytes = Array((line + "\n").utf8)
+    var bytes = Array((TerminalText.escaped(line) + "\n").utf8)
     _ = bytes.withUnsafeMutableBytes { write(1, $0.baseAddress, $0.count) }
 }

@@ -40,6 +40,7 @@ struct List: ParsableCommand {
         }
         let rows = [["NAME", "SCOPE", "STATE", "PID", "UNIT"]] + entries.map { entry in
             [entry.name, "\(entry.scope)", "\(entry.state)", entry.pid.map { String($0) } ?? "-", entry.unit ?? "-"]
+                .map(TerminalText.escaped)  // escaped before measuring, so the columns line up
         }
         let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {

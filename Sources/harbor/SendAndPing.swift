@@ -23,7 +23,7 @@ struct Send: ParsableCommand {
         do { try service.send(Message(id: id, text: text), timeout: connection.duration) } catch {
             throw CommandFailure(portFailure: error, name: name)
         }
-        say("sent id \(id) \(text.debugDescription) to \(name)")
+        say("sent id \(id) \(TerminalText.quoted(text)) to \(name)")
     }
 }
 

@@ -50,13 +50,16 @@ struct Watch: ParsableCommand {
         }
     }
 
+    /// "id 7 from pid 42 uid 0: "text"". A body that is valid UTF-8 with no
+    /// C0 control but tab is shown as quoted text, its controls, C1 and bidi
+    /// characters escaped (``TerminalText``); any other body as hex.
     private func line(for message: borrowing Message) -> String {
         let sender = message.trailer.sender
         var text = "id \(message.id == bootstrapPingID ? "PING" : String(message.id)) from pid \(sender.pid) uid \(sender.uid)"
         let body = message.body
         if !body.isEmpty {
             if let string = String(validating: body, as: UTF8.self), string.unicodeScalars.allSatisfy({ $0.value >= 32 || $0 == "\t" }) {
-                text += ": \(string.debugDescription)"
+                text += ": " + TerminalText.quoted(string)
             } else {
                 text += ": \(body.count) bytes " + body.prefix(16).map { byte in
                     (byte < 16 ? "0" : "") + String(byte, radix: 16)

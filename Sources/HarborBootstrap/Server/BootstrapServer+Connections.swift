@@ -12,10 +12,21 @@ extension BootstrapServer {
             do {
                 guard let accepted = try SeqPacketSocket.accept(on: listener.rawValue) else { break }
                 connection = accepted
+            } catch where error.code == EMFILE || error.code == ENFILE {
+                let (pause, first) = acceptBackoff.failed()
+                if first {
+                    log(.warning, "accept: \(error); pausing accepts \(milliseconds(pause)) ms, doubling up to "
+                        + "\(milliseconds(AcceptBackoff.longest)) ms, until descriptors are free (repeats counted, not logged)")
+                }
+                pauseAccepting(for: pause)
+                break
             } catch {
                 log(.warning, "accept: \(error)")
-                if error.code == EMFILE || error.code == ENFILE { pauseAccepting() }
                 break
+            }
+            if let suppressed = acceptBackoff.succeeded() {
+                log(.notice, "accepting again after \(suppressed + 1) failure\(suppressed == 0 ? "" : "s") for lack of "
+                    + "descriptors (\(suppressed) not logged)")
             }
             welcome(connection)
         }
@@ -24,11 +35,11 @@ extension BootstrapServer {
 
     /// Out of descriptors (the reserve is gone: another process's doing, or
     /// a limit set too low): the listener would stay readable and spin the
-    /// loop, so stop watching it for a moment.
-    private func pauseAccepting() {
+    /// loop, so stop watching it for `pause` (``AcceptBackoff``).
+    private func pauseAccepting(for pause: Duration) {
         guard let loop, !watches.isEmpty else { return }
         watches[0].invalidate()
-        loop.perform(after: .milliseconds(100), inModes: [mode]) { [weak self] in
+        loop.perform(after: pause, inModes: [mode]) { [weak self] in
             guard let self, let loop = self.loop, !self.watches.isEmpty else { return }
             if let watch = DescriptorWatch(self.listener.rawValue, loop: loop, mode: self.mode, label: "bootstrap socket", {
                 [unowned self] in self.acceptConnections()
@@ -37,6 +48,8 @@ extension BootstrapServer {
             }
         }
     }
+
+    private func milliseconds(_ duration: Duration) -> Int { Int(duration / .milliseconds(1)) }
 
     /// Sends the new connection its bootstrap right (to its uid's port), or
     /// a refusal with the reason when its uid is at a limit.

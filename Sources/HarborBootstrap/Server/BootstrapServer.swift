@@ -77,6 +77,8 @@ public final class BootstrapServer: @unchecked Sendable {
     /// Waiting ports with senders in other processes: about five descriptors
     /// each (eventfd, epoll set, slot counter, both ends of the shared connection), the server's own.
     var watchedWaitingPorts = 0
+    /// Out-of-descriptor failures of `accept`: the pause before the next try, what to log.
+    var acceptBackoff = AcceptBackoff()
     var loop: Loop?
     var mode: LoopMode = .default
     private var lastSummary: Summary?
