@@ -70,7 +70,7 @@ public final class BootstrapServer: @unchecked Sendable {
     var userByPort: [PortName: uid_t] = [:]
     var sessions: [PortName: Session] = [:]
     var charges: [uid_t: UserCharges] = [:]
-    var entries: [NameKey: NameEntry] = [:]
+    var entries = NameTable()
     var budget: DescriptorBudget
     /// Waiting ports with senders in other processes: about three descriptors each, the server's own.
     var watchedWaitingPorts = 0
