@@ -73,6 +73,9 @@ final class WaitingPort {
     var watch: DescriptorWatch?
     /// Messages taken out, oldest first, each with the uid it is charged to.
     var pending: [PendingMessage] = []
+    /// How many of `pending` each uid sent (for its share of the name's
+    /// queue). Left as is when the port is handed over: it goes with it.
+    var pendingByUser: [uid_t: Int] = [:]
     /// Processes that were handed a send right, and their uids: a handed-out
     /// right costs this process one connection until that process is gone.
     var handedOut: [pid_t: uid_t] = [:]
