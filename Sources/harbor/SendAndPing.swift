@@ -8,7 +8,13 @@ struct Send: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
         abstract: "Send a text message to a service by name.",
-        discussion: "The message waits in the port if the service has not checked in yet (up to its queue limit).")
+        discussion: """
+            The message waits in the port if the service has not checked in yet. "sent" means handed to the \
+            name's port: harbord keeps a message for a name not checked in only within its limits (128 per \
+            name from one uid, 1,024 from all, 1,024 per uid in all; Docs/harbord.md, "Limits") and drops one \
+            over them; no reply right is attached, so that the service sees the message as sent, and a drop \
+            shows only in harbord's log.
+            """)
 
     @Argument(help: "The service name.") var name: String
     @Argument(help: "The message text (words are joined by spaces).") var words: [String] = []

@@ -96,14 +96,57 @@ extension BootstrapTests {
             }
         }
 
-        /// P12: descriptors are shared: at a small descriptor limit, one uid
-        /// (nobody, many processes holding names) is refused before it fills
-        /// harbord's table; root still connects and checks names in; when
-        /// nobody's processes exit, nobody may come back.
+        /// P12: one uid cannot fill a waiting name's queue: root sends 1,100
+        /// messages to a declared name not checked in (its per-uid limit
+        /// raised out of the way); 128 wait, the rest are refused with
+        /// overQuota; a message nobody sends after that still waits and
+        /// reaches the service at check-in. (Before, root's took all 1,024
+        /// places and nobody's was dropped while `harbor send` said "sent".)
+        @Test func P12_oneUidCannotFillAWaitingNamesQueue() throws {
+            try expectNoDescriptorLeak { () throws in
+                try #require(geteuid() == 0, "needs root to run a child as nobody")
+                let harbord = HarbordProcess(policy: "shared later owner=0\n", extraArguments: ["--max-pending-per-uid", "4096"])
+                #expect(harbord.waitUntilReady())
+                let client = try harbord.client()
+                let later = try client.lookUp("later")
+                let replies = ReceiveRight()
+                try replies.setQueueLimit(1_024)
+                var refused = 0
+                for index in 0..<1_100 {
+                    var message = Message(id: 10, text: "root \(index)")
+                    message.setReplyRight(replies.makeSendOnceRight())
+                    try later.send(message, timeout: .seconds(5))
+                    while let refusal = try? replies.receive(timeout: .zero) {
+                        #expect(refusal.id == BootstrapError.Code.overQuota.rawValue)
+                        refused += 1
+                    }
+                }
+                while refused < 1_100 - BootstrapQuotas.pendingPerNamePerUser, let refusal = try? replies.receive(timeout: .seconds(5)) {
+                    #expect(refusal.text.contains("its share of the name's queue"), "\(refusal.text)")
+                    refused += 1
+                }
+                #expect(refused == 1_100 - BootstrapQuotas.pendingPerNamePerUser)
+                #expect(harbord.harbor(["send", "later", "from", "nobody"], asNobody: true).exitCode() == 0)
+                usleep(200_000)  // nobody's message reaches harbord's list of waiting messages
+                let service = try client.checkIn("later")
+                var texts: [String] = []
+                while let text = arrival(on: service, within: .milliseconds(300)) { texts.append(text) }
+                #expect(texts.count == BootstrapQuotas.pendingPerNamePerUser + 1)
+                #expect(texts.first == "root 0")
+                #expect(texts.last == "from nobody", "nobody's message was not kept: \(texts.suffix(2))")
+                #expect(harbord.stop() == 0)
+            }
+        }
+
+        /// P12: descriptors are shared: at a small descriptor limit (400:
+        /// a share is about 20), one uid (nobody, many processes holding
+        /// names) is refused at its share, long before it fills harbord's
+        /// table; root still connects and checks names in; when nobody's
+        /// processes exit, nobody may come back.
         @Test func P12_oneUidCannotFillTheDescriptorTable() throws {
             try expectNoDescriptorLeak { () throws in
                 try #require(geteuid() == 0, "needs root to run a child as nobody")
-                let harbord = HarbordProcess(extraArguments: ["--max-descriptors", "96", "--descriptor-reserve", "16"])
+                let harbord = HarbordProcess(extraArguments: ["--max-descriptors", "400", "--descriptor-reserve", "16"])
                 #expect(harbord.waitUntilReady())
                 var hoarders: [Child] = []
                 var refusedAt: Int?
@@ -118,6 +161,7 @@ extension BootstrapTests {
                     }
                 }
                 #expect(refusedAt != nil, "nobody filled harbord with \(hoarders.count) processes")
+                #expect((refusedAt ?? 99) <= 8, "nobody held \(hoarders.count) processes, more than its share of 400 descriptors")
                 let client = try harbord.client()
                 let mine = try (0..<3).map { HeldName(try client.checkIn("root.\($0)")) }
                 #expect(try client.list().filter { $0.scope == .user(0) }.count == 3)

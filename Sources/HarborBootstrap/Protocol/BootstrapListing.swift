@@ -78,18 +78,32 @@ package enum BootstrapListing {
             }
             start = low
         }
+        var index = start
+        return page {
+            guard index < sorted.count else { return nil }
+            defer { index += 1 }
+            return sorted[index]
+        }
+    }
+
+    /// One page of the entries `next` gives, in ``key(_:)`` order, starting
+    /// after the cursor: it asks for one entry past what fits, to know
+    /// whether more follow (then the page ends with ``moreMarker``).
+    package static func page(_ next: () -> BootstrapEntry?) -> String {
         var lines: [String] = []
         var bytes = 0
-        var index = start
-        while index < sorted.count {
-            let line = BootstrapEntry.encode([sorted[index]])
+        var more = false
+        while let entry = next() {
+            let line = BootstrapEntry.encode([entry])
             // Room for the line, its newline and a final more-marker line.
-            if !lines.isEmpty && bytes + line.utf8.count + 1 + moreMarker.utf8.count + 1 > pageBytes { break }
+            if !lines.isEmpty && bytes + line.utf8.count + 1 + moreMarker.utf8.count + 1 > pageBytes {
+                more = true
+                break
+            }
             lines.append(line)
             bytes += line.utf8.count + 1
-            index += 1
         }
-        if index < sorted.count { lines.append(moreMarker) }
+        if more { lines.append(moreMarker) }
         return lines.joined(separator: "\n")
     }
 

@@ -8,11 +8,12 @@ import HarborPorts
 /// ``BootstrapError/Code/overQuota`` and changes nothing, other uids are
 /// unaffected, and all of it is released when the processes leave.
 ///
-/// On top of the fixed limits, descriptors are shared: a uid may hold at
-/// most half of the descriptors that are free for it (what it holds plus
-/// what nobody holds), and ``descriptorReserve`` stay free for the server
-/// itself. So one uid never fills the table: whoever comes next finds at
-/// least half of what was left (dbus-broker's rule for its quotas).
+/// On top of the fixed limits, descriptors are shared: ``descriptorReserve``
+/// stay free for the server itself, and what is left for uids is cut into
+/// 18 shares (`DescriptorShares`): each uid may hold one; all uids but root
+/// and the server's own uid at most 16 together, so root is never refused
+/// for lack of descriptors within its share, and any other uid is refused
+/// only over its own share or when 15 other uids each hold theirs.
 public struct BootstrapQuotas: Sendable, Hashable {
     /// Names one uid may have checked in (without a declaration) or registered.
     public var namesPerUser = 16_384
@@ -33,10 +34,15 @@ public struct BootstrapQuotas: Sendable, Hashable {
 
     /// The most messages a declared name keeps waiting, from all uids (a port's largest queue).
     public static let pendingPerName = 1_024
+    /// The most messages a declared name keeps waiting from one uid: an
+    /// eighth of ``pendingPerName``, so no uid fills a name's queue, and a
+    /// uid's message is refused there only over its own 128 (or its
+    /// ``pendingPerUser``), or when eight uids hold 128 each.
+    public static let pendingPerNamePerUser = pendingPerName / 8
 }
 
-/// Descriptors: the process's limit, what the server keeps for itself, and
-/// the share rule. Confined to the server loop's thread.
+/// Descriptors: the process's limit and what the server keeps for itself
+/// (the rest is shared by `DescriptorShares`). Confined to the server loop's thread.
 struct DescriptorBudget {
     /// `RLIMIT_NOFILE`'s soft limit (raised to the hard limit at start).
     let limit: Int
@@ -55,14 +61,6 @@ struct DescriptorBudget {
     /// What all uids together may hold, after the reserve and what the server
     /// holds for itself (`serverOwn`: its ports for waiting names, say).
     func available(serverOwn: Int) -> Int { max(0, limit - reserve - baseline - serverOwn) }
-
-    /// Whether a uid holding `held` may take `more`, when all uids hold
-    /// `total` of `available`: never more than half of what is free for it.
-    static func allows(held: Int, more: Int, total: Int, available: Int) -> Bool {
-        let free = available - total
-        guard more <= free else { return false }
-        return held + more <= (free + held) / 2
-    }
 
     /// Descriptors open now (a directory read of /proc/self/fd).
     static func openDescriptors() -> Int {

@@ -156,16 +156,27 @@ extension BootstrapServer {
     }
 
     /// Whether `uid` may make the server hold `descriptors` more; the
-    /// refusal if not (the share rule of ``BootstrapQuotas``).
+    /// refusal if not (the share rule of ``DescriptorShares``: root and the
+    /// server's own uid may use the reserve).
     func admit(_ uid: uid_t, descriptors: Int, for what: String) -> BootstrapError? {
         let held = descriptorsHeld(by: uid)
         var total = 0
-        for other in Set(users.keys).union(charges.keys) { total += descriptorsHeld(by: other) }
-        let available = budget.available(serverOwn: 5 * watchedWaitingPorts)
-        if DescriptorBudget.allows(held: held, more: descriptors, total: total, available: available) { return nil }
+        var unprivilegedTotal = 0
+        for other in Set(users.keys).union(charges.keys) {
+            let count = descriptorsHeld(by: other)
+            total += count
+            if !isPrivileged(other) { unprivilegedTotal += count }
+        }
+        let shares = DescriptorShares(available: budget.available(serverOwn: 5 * watchedWaitingPorts))
+        if shares.allows(held: held, more: descriptors, privileged: isPrivileged(uid),
+                         unprivilegedTotal: unprivilegedTotal, total: total) { return nil }
         return BootstrapError(.overQuota, "uid \(uid) holds \(held) of the name server's descriptors and may not take "
-                              + "\(descriptors) more for \(what) (\(available - total) free for all uids)")
+                              + "\(descriptors) more for \(what) (its share: \(shares.share); "
+                              + "\(shares.available - total) free for all uids)")
     }
+
+    /// Root and the server's own uid, which may use the descriptors kept from the other uids.
+    private func isPrivileged(_ uid: uid_t) -> Bool { uid == 0 || uid == ProcessControl.effectiveUserID }
 
     func charge(_ uid: uid_t, _ change: (inout UserCharges) -> Void) {
         var charge = charges[uid] ?? UserCharges()

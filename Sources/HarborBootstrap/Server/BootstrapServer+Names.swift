@@ -144,7 +144,9 @@ extension BootstrapServer {
 
     /// Takes the messages that arrived for a waiting name out of its port,
     /// each charged to the uid the kernel says sent it; one over its uid's
-    /// limit is refused (its reply right, if any, gets ``BootstrapError/Code/overQuota``).
+    /// limits (its share of this name's queue, its waiting messages in all)
+    /// is refused: its reply right, if any, gets ``BootstrapError/Code/overQuota``;
+    /// one without a reply right is dropped, and its sender cannot be told.
     private func takeWaitingMessages(of key: NameKey) {
         guard let entry = entries[key], let waiting = entry.waiting else { return }
         for _ in 0..<64 {
@@ -152,20 +154,26 @@ extension BootstrapServer {
             let uid = message.trailer.sender.uid
             let descriptors = message.carriedRights.count + message.regions.count + (message.hasReplyRight ? 1 : 0)
             let held = charges[uid]?.pending ?? 0
+            let heldHere = waiting.pendingByUser[uid] ?? 0
             var refusal: BootstrapError?
             if waiting.pending.count >= BootstrapQuotas.pendingPerName {
                 refusal = BootstrapError(.overQuota, "\(key.name) already has \(waiting.pending.count) messages waiting")
+            } else if heldHere >= BootstrapQuotas.pendingPerNamePerUser {
+                refusal = BootstrapError(.overQuota, "uid \(uid) has \(heldHere) messages waiting for \(key.name), "
+                                         + "its share of the name's queue")
             } else if held >= quotas.pendingPerUser {
                 refusal = BootstrapError(.overQuota, "uid \(uid) has \(held) messages waiting for services, its limit")
             } else {
                 refusal = admit(uid, descriptors: descriptors, for: "a waiting message's rights")
             }
             if let refusal {
-                log(.debug, "refused a message for \(key.name) from pid \(message.trailer.sender.pid): \(refusal.detail)")
+                logEvent(.notice, "refused a message for \(key.name) from pid \(message.trailer.sender.pid) (uid \(uid)): "
+                         + refusal.detail + (message.hasReplyRight ? "" : "; it had no reply right and is dropped"))
                 if message.hasReplyRight { refuse(&message, refusal) }
                 continue
             }
             waiting.pending.append(PendingMessage(message, uid: uid, descriptors: descriptors))
+            waiting.pendingByUser[uid, default: 0] += 1
             charge(uid) {
                 $0.pending += 1
                 $0.pendingDescriptors += descriptors

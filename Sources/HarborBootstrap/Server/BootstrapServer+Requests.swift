@@ -174,24 +174,6 @@ extension BootstrapServer {
         logEvent(.info, "unregistered \(name) (\(key.scope), pid \(sender.pid))")
     }
 
-    /// One page of the names `sender`'s uid can see (its own and the shared ones).
-    private func list(_ request: inout Message, for sender: ProcessIdentity) {
-        var cursor: BootstrapListing.Key?
-        if !request.body.isEmpty {
-            guard let parsed = BootstrapListing.Key(cursor: request.body) else {
-                refuse(&request, BootstrapError(.badRequest, "the listing cursor is malformed"))
-                return
-            }
-            cursor = parsed
-        }
-        let uid = sender.uid
-        let visible = entries.values.filter { entry in
-            (entry.key.scope == .shared || entry.key.scope == .user(uid)) && isAlive(entry)
-        }
-        let sorted = visible.map(\.listing).sorted { BootstrapListing.key($0) < BootstrapListing.key($1) }
-        send(Message(id: 0, text: BootstrapListing.page(sorted, after: cursor)), replyingTo: &request)
-    }
-
     /// A session says a name's port is gone. Believed only for a name that
     /// session holds, from a process of the session's uid (the server also
     /// hears it itself, from its own right's dead-name notification).

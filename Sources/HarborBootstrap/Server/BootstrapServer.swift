@@ -72,7 +72,7 @@ public final class BootstrapServer: @unchecked Sendable {
     /// The names whose port each of the server's held rights reaches.
     var heldPorts: [PortName: Set<NameKey>] = [:]
     var charges: [uid_t: UserCharges] = [:]
-    var entries: [NameKey: NameEntry] = [:]
+    var entries = NameTable()
     var budget: DescriptorBudget
     /// Waiting ports with senders in other processes: about five descriptors
     /// each (eventfd, epoll set, slot counter, both ends of the shared connection), the server's own.

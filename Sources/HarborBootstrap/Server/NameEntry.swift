@@ -77,6 +77,9 @@ final class WaitingPort {
     var watch: DescriptorWatch?
     /// Messages taken out, oldest first, each with the uid it is charged to.
     var pending: [PendingMessage] = []
+    /// How many of `pending` each uid sent (for its share of the name's
+    /// queue). Left as is when the port is handed over: it goes with it.
+    var pendingByUser: [uid_t: Int] = [:]
 
     init() {
         let made = ReceiveRight()
