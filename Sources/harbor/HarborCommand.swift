@@ -14,7 +14,7 @@ struct HarborCommand: ParsableCommand {
             /run/harbor/bootstrap.sock (root) or $XDG_RUNTIME_DIR/harbor/bootstrap.sock.
 
             Exit status: 0 success; 1 refused (name in use, already checked in, bad request); \
-            2 no such name; 3 name server unreachable; 4 timed out (or the name's holder is busy); \
+            2 no such name; 3 name server unreachable; 4 timed out; \
             5 not permitted; 6 over your uid's quota (Docs/harbord.md); 64 wrong arguments.
             """,
         subcommands: [LookUp.self, List.self, Send.self, Ping.self, Watch.self, Hold.self])

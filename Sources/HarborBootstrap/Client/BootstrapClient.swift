@@ -17,17 +17,18 @@ import Synchronization
 /// let echo = try bootstrap.lookUp("com.example.echo")    // any client
 /// ```
 ///
-/// Names a process checks in or registers are answered for by its
+/// The server keeps a send right to the port of each name a process checks
+/// in or registers and answers look-ups with copies of it. The process's
 /// **session** (a thread, started with the first of them; see
-/// Docs/Bootstrap.md): it hands out send rights to their ports, tells the
-/// server when one dies, and when the server restarts on the same socket it
-/// connects again and checks them all in again by itself. A name stays while
-/// its port lives, whether or not this object does.
+/// Docs/Bootstrap.md) tells the server when one of those ports dies, and
+/// when the server restarts on the same socket it connects again and checks
+/// them all in again by itself. A name stays while its port lives, whether
+/// or not this object does.
 ///
 /// **Cost:** connecting is one `connect` and one packet. Each request is a
 /// round trip through the server: two packets and one socket pair (the
-/// reply right's connection); a look-up of a name another process holds
-/// takes one more hop, through that process's session.
+/// reply right's connection); a look-up's reply carries a copy of the
+/// server's right to the name's port, sharing its connection.
 /// **Thread safety:** any thread; requests from several threads are served
 /// one at a time (one reply port, under a lock).
 /// **Darwin equivalent:** `bootstrap_look_up`, `bootstrap_check_in`,
@@ -82,8 +83,10 @@ public final class BootstrapClient: Sendable {
     /// the caller's own scope or among shared names. A declared name whose
     /// service has not checked in yet is found too: messages wait for it
     /// (and the server asks systemd to start its unit).
+    /// The server answers from the one send right it keeps to the name's
+    /// port, so a look-up needs nothing from the holder and costs it nothing.
     /// - Throws: ``BootstrapError/Code/notFound``, ``BootstrapError/Code/invalidName``,
-    ///   ``BootstrapError/Code/busy`` (its holder does not answer), transport errors.
+    ///   transport errors.
     public func lookUp(_ name: String) throws(BootstrapError) -> SendRight {
         var reply = try request(BootstrapRequest.lookUp, name: name)
         do { return try reply.takeSendRight(at: 0) } catch {

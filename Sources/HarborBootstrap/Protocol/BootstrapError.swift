@@ -35,8 +35,8 @@ public struct BootstrapError: HarborError {
         /// waiting messages, descriptors: Docs/harbord.md); others are unaffected.
         /// `BOOTSTRAP_NO_MEMORY`.
         public static let overQuota = Code(7)
-        /// The name's holder did not take the look-up (its session's queue is
-        /// full): it is alive but not answering.
+        /// Kept for the wire's numbering: no request returns it since look-ups
+        /// stopped depending on the holder (the server answers them itself).
         public static let busy = Code(8)
         /// The name server could not be reached (no socket, refused, it died).
         public static let unreachable = Code(100)
