@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Harbor — installs what building and testing Harbor needs on a fresh Debian
 # machine: libsystemd's headers (HarborSystemd, the sd-bus benchmark) and
-# pkg-config (SwiftPM finds libsystemd through it). Safe to run again: it
+# pkg-config (SwiftPM finds libsystemd through it), and spin (the model
+# checker Scripts/model.sh runs: Docs/Model.md). Safe to run again: it
 # does nothing when everything is there. Runs as root with no prompt.
 set -euo pipefail
 
 needed=()
-for package in libsystemd-dev pkg-config; do
+for package in libsystemd-dev pkg-config spin; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || needed+=("$package")
 done
 if ((${#needed[@]} == 0)); then
-    echo "install-deps: libsystemd-dev and pkg-config are present"
+    echo "install-deps: libsystemd-dev, pkg-config and spin are present"
     exit 0
 fi
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Harbor — the whole test suite, from a fresh clone on a fresh machine:
 # installs what is missing, builds warning-free, checks what the compiler
-# does not (Scripts/soundness.sh), runs every test, builds
+# does not (Scripts/soundness.sh), model-checks the port protocol
+# (Scripts/model.sh, Docs/Model.md), runs every test, builds
 # the DocC documentation warning-free (Scripts/docs.sh), then
 # checks the shipped systemd units (lint, and harbord under a real systemd
 # booted in private namespaces: Docs/Systemd.md). The systemd steps skip,
@@ -16,6 +17,8 @@ bash Scripts/install-deps.sh
 bash Scripts/build.sh debug
 echo "test: soundness: libc only in System, @unchecked Sendable justified, files under 400 lines (Scripts/soundness.sh)"
 bash Scripts/soundness.sh
+echo "test: model checking, the port protocol in Promela (Scripts/model.sh)"
+bash Scripts/model.sh
 
 echo "test: swift test --no-parallel"
 set +e
