@@ -19,16 +19,20 @@ enum LedgerTarget {
     /// The ledger's descriptor limit here (it reads the process's limit).
     static let descriptorLimit = PeerLimits.queuedDescriptorsPerUid
     static let regionLimit = PeerLimits.queuedRegionBytesPerUid
+    /// Sequence numbers a port starts at: new, and a moved port's largest.
+    static let starts: [UInt64] = [0, 1, WireFormat.maximumCounter - 3, WireFormat.maximumCounter]
+    /// Descriptors and region bytes one message holds: values at and around each limit.
+    static let descriptorCounts = [0, 1, 2, 3, descriptorLimit / 3, descriptorLimit - 1, descriptorLimit, descriptorLimit + 1]
+    static let regionSizes = [0, 1, 4096, 1 << 20, 256 << 20, regionLimit / 2, regionLimit, regionLimit + 1]
 
     static func run(_ data: [UInt8]) {
         var reader = FuzzReader(data)
-        let starts: [UInt64] = [0, 1, WireFormat.maximumCounter - 3, WireFormat.maximumCounter]
         var model = LedgerModel(handedOut: starts[reader.choice(starts.count)])
         var ledger = PeerLedger()
-        // At most 64 steps and 272 charges an input: enough to pass every
+        // At most 32 steps and 272 charges an input: enough to pass every
         // limit (the flood's takes 257), few enough for thousands a second.
         var steps = 0, charges = 272
-        while !reader.isAtEnd && steps < 64 {
+        while !reader.isAtEnd && steps < 32 {
             steps += 1
             step(&reader, &ledger, &model, charges: &charges)
             model.check(ledger)
@@ -81,13 +85,11 @@ enum LedgerTarget {
         }
     }
 
-    /// What one message holds: values at and around each limit.
+    /// What one message holds: past the limit or not, descriptors, region bytes.
     private static func usage(_ reader: inout FuzzReader) -> PeerUsage {
-        let descriptors = [0, 1, 2, 3, descriptorLimit / 3, descriptorLimit - 1, descriptorLimit, descriptorLimit + 1]
-        let bytes = [0, 1, 4096, 1 << 20, 256 << 20, regionLimit / 2, regionLimit, regionLimit + 1]
         let choice = reader.byte()
-        return PeerUsage(overLimit: Int(choice & 1), descriptors: descriptors[Int(choice >> 1) % descriptors.count],
-                         regionBytes: bytes[Int(choice >> 4) % bytes.count])
+        return PeerUsage(overLimit: Int(choice & 1), descriptors: descriptorCounts[Int(choice >> 1) % descriptorCounts.count],
+                         regionBytes: regionSizes[Int(choice >> 4) % regionSizes.count])
     }
 
     private static func park(_ reader: inout FuzzReader, _ ledger: inout PeerLedger, _ model: inout LedgerModel) {

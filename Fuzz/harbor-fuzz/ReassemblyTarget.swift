@@ -59,7 +59,7 @@ enum ReassemblyTarget {
         var lists = [[FragmentAssembly]](repeating: [], count: connections)
         var model = ReassemblyModel()
         var steps = 0
-        while !reader.isAtEnd && steps < 24 {
+        while !reader.isAtEnd && steps < 16 {
             steps += 1
             step(&reader, &lists, &model)
             model.check(lists)
@@ -117,8 +117,17 @@ enum ReassemblyTarget {
         _ lists: inout [[FragmentAssembly]], _ model: inout ReassemblyModel
     ) {
         let rest = model.remaining(of: pid, on: connection)
-        let lengths = [1, 2, 4096, rest.region, rest.region + 1, rest.total, rest.total + 1, WireFormat.maximumFragmentData]
-        let length = min(max(lengths[reader.choice(lengths.count)], 1), WireFormat.maximumFragmentData)
+        let wanted = switch reader.choice(8) {
+        case 0: 1
+        case 1: 2
+        case 2: 4096
+        case 3: rest.region
+        case 4: rest.region + 1
+        case 5: rest.total
+        case 6: rest.total + 1
+        default: WireFormat.maximumFragmentData
+        }
+        let length = min(max(wanted, 1), WireFormat.maximumFragmentData)
         let offset = Int(reader.u16())
         let sender = ProcessIdentity(pid: pid, uid: 0, gid: 0)
         let position = model.position(of: pid, on: connection)
@@ -146,8 +155,13 @@ enum ReassemblyTarget {
     ) {
         guard lists[connection].count == 1, let destination = lists[connection][0].nextDestination else { return }
         let pid = lists[connection][0].sender.pid
-        let lengths = [1, 4095, destination.count, WireFormat.maximumFragmentData]
-        let length = min(lengths[reader.choice(lengths.count)], destination.count, WireFormat.maximumFragmentData)
+        let wanted = switch reader.choice(4) {
+        case 0: 1
+        case 1: 4095
+        case 2: destination.count
+        default: WireFormat.maximumFragmentData
+        }
+        let length = min(wanted, destination.count, WireFormat.maximumFragmentData)
         let written = min(length, 4096)
         let offset = Int(reader.u16())
         let position = model.position(of: pid, on: connection)
