@@ -21,6 +21,12 @@ struct FuzzTarget: Sendable {
                    run: BootstrapTarget.run, seeds: { BootstrapTarget.seeds }, mutate: nil),
         FuzzTarget(name: "policy", summary: "the policy file parser",
                    run: PolicyTarget.run, seeds: { PolicyTarget.seeds }, mutate: PolicyTarget.mutate),
+        FuzzTarget(name: "decode", summary: "the packet decoder in process: headers, packets, transfers, regions, fragments",
+                   run: DecodeTarget.run, seeds: { DecodeTarget.seeds }, mutate: nil),
+        FuzzTarget(name: "ledger", summary: "a port's per-uid accounting in process: charges, settles, parked messages",
+                   run: LedgerTarget.run, seeds: { LedgerTarget.seeds }, mutate: nil),
+        FuzzTarget(name: "reassembly", summary: "fragmented messages put back together in process: starts, fragments, limits",
+                   run: ReassemblyTarget.run, seeds: { ReassemblyTarget.seeds }, mutate: nil),
     ]
 
     private static func inbound(_ name: String, _ focus: Focus, _ summary: String) -> FuzzTarget {

@@ -204,6 +204,11 @@ extension WirePacket {
             }
             reply = last
         }
+        // The entry count allows a reply and regions besides; the rights
+        // alone are held to what a sender may attach (PeerLimits).
+        guard rights.count <= Message.maximumCarriedRights else {
+            throw WireRejection(.badLength, "\(rights.count) rights, over the limit of \(Message.maximumCarriedRights)")
+        }
         return WirePacket(kind: kind, flags: flags, id: header.id, body: bodyStart..<(bodyStart + bodyLength),
                           rights: rights, reply: reply, regions: regions)
     }
