@@ -52,6 +52,39 @@ extension BootstrapTests {
                 harbord.stop()
             }
         }
+
+        /// P11: a message sent to a name during a restart waits in the new
+        /// harbord until the holder's session checks the name in again; the
+        /// session relays it into the holder's port keeping its sender (uid
+        /// nobody, as the new harbord vouches), marked as relayed by that
+        /// harbord, not passed off as the holder's own. The holder (`harbor
+        /// watch`) is stopped across the restart, so the message surely
+        /// waits for its re-check-in.
+        @Test(.timeLimit(.minutes(1)))
+        func P11_aMessageSentDuringARestartKeepsItsSenderWhenTheSessionRelaysIt() throws {
+            try #require(geteuid() == 0, "needs root to send as nobody")
+            let harbord = SupervisedHarbord(policy: "shared restart.shared owner=0\n")
+            // Every user may connect, as harbord.socket's SocketMode=0666 allows.
+            chmod(harbord.socketPath, 0o666)
+            // The first connection starts harbord, as under systemd.
+            let client = try BootstrapClient(socketPath: harbord.socketPath, timeout: .seconds(10))
+            let first = try #require(harbord.waitForHarbord(other: nil), "harbord did not start: \(harbord.child.stderrSoFar)")
+            let watcher = harbord.harbor(["watch", "restart.shared", "--count", "1", "--idle", "20"])
+            #expect(watcher.waitForStdout("watching restart.shared"), "\(watcher.stderrSoFar)")
+            kill(watcher.pid, SIGSTOP)
+            kill(first, SIGTERM)
+            let second = try #require(harbord.waitForHarbord(other: first), "no new harbord on the same socket")
+            let sender = harbord.harbor(["send", "restart.shared", "during the restart"], asNobody: true)
+            #expect(sender.exitCode() == 0, "\(sender.stderrSoFar)")
+            kill(watcher.pid, SIGCONT)
+            #expect(watcher.exitCode() == 0, "\(watcher.stderrSoFar)")
+            let printed = watcher.allStdout()
+            let line = printed.split(separator: "\n").first { $0.contains("during the restart") }.map(String.init) ?? ""
+            #expect(line.contains("from pid \(sender.pid) uid 65534"), "the holder's view: \(printed)")
+            #expect(line.contains("relayed by pid \(second) uid \(geteuid())"), "the holder's view: \(printed)")
+            withExtendedLifetime(client) {}
+            harbord.stop()
+        }
     }
 }
 
@@ -83,9 +116,11 @@ final class SupervisedHarbord {
         return nil
     }
 
-    /// Runs the `harbor` CLI against it.
-    func harbor(_ arguments: [String]) -> Child {
-        Child([builtExecutable("harbor")] + arguments, environment: baseEnvironment() + ["HARBOR_BOOTSTRAP=\(socketPath)"])
+    /// Runs the `harbor` CLI against it (as `nobody`: a copy nobody can read).
+    func harbor(_ arguments: [String], asNobody: Bool = false) -> Child {
+        let executable = asNobody ? directory.copyExecutable(builtExecutable("harbor"), as: "harbor") : builtExecutable("harbor")
+        let prefix = asNobody ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : []
+        return Child(prefix + [executable] + arguments, environment: baseEnvironment() + ["HARBOR_BOOTSTRAP=\(socketPath)"])
     }
 
     /// Stops the loop, then harbord (SIGTERM; SIGKILL if it lingers).
