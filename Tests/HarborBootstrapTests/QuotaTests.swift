@@ -131,6 +131,10 @@ extension BootstrapTests {
                 let service = try client.checkIn("later")
                 var texts: [String] = []
                 while let text = arrival(on: service, within: .milliseconds(300)) { texts.append(text) }
+                // On a loaded machine nobody's message may still be on its way (it moved with the port).
+                if texts.count == BootstrapQuotas.pendingPerNamePerUser, let late = arrival(on: service, within: .seconds(5)) {
+                    texts.append(late)
+                }
                 #expect(texts.count == BootstrapQuotas.pendingPerNamePerUser + 1)
                 #expect(texts.first == "root 0")
                 #expect(texts.last == "from nobody", "nobody's message was not kept: \(texts.suffix(2))")

@@ -152,7 +152,9 @@ extension BootstrapServer {
         for _ in 0..<64 {
             guard var message = waiting.port?.tryReceive() else { break }
             let uid = message.trailer.sender.uid
-            let descriptors = message.carriedRights.count + message.regions.count + (message.hasReplyRight ? 1 : 0)
+            // What its rights really hold here: a receive right, its port's
+            // readiness pair, slot counter and every connection it brought.
+            let descriptors = message.heldDescriptors
             let held = charges[uid]?.pending ?? 0
             let heldHere = waiting.pendingByUser[uid] ?? 0
             var refusal: BootstrapError?

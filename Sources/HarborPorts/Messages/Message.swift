@@ -148,6 +148,23 @@ public struct Message: ~Copyable, Sendable {
         }
     }
 
+    /// The descriptors this process holds for the message: each carried
+    /// right's (a received port's eventfd, epoll set, slot counter and
+    /// connections; a proxy's connection and slot counter), the reply
+    /// right's, and one per out-of-line region. What a server that keeps the
+    /// message charges its sender for (P12).
+    package var heldDescriptors: Int {
+        func held(_ right: CarriedRight?) -> Int {
+            switch right {
+            case .send(let token): token.port.heldDescriptors
+            case .sendOnce(let token): token.port.heldDescriptors
+            case .receive(let token): token.port.heldDescriptors
+            case .taken, nil: 0
+            }
+        }
+        return content.rights.reduce(0) { $0 + held($1) } + held(content.reply) + content.regions.count
+    }
+
     /// The process the reply right leads to, as the kernel vouches
     /// (``SendRight/receivingProcess``); nil without a reply right. A server
     /// that answers only when this is the asker (`trailer.sender`) cannot be

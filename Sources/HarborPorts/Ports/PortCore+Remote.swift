@@ -75,6 +75,18 @@ extension PortCore {
         return try? SeqPacketSocket.creator(route.socket.rawValue)
     }
 
+    /// Descriptors this process holds for the port: for a port received
+    /// here, its readiness eventfd and epoll set, its slot counter and one
+    /// per connection once other processes can reach it; for a proxy, its
+    /// connection and (for a send right) the port's slot counter.
+    var heldDescriptors: Int {
+        let (route, transport, readiness) = state.withLock { ($0.route, $0.transport, $0.readinessFD >= 0) }
+        if let route { return route.slots == nil ? 1 : 2 }
+        let ready = readiness ? 2 : 0
+        guard let transport else { return ready }
+        return ready + 1 + transport.connectionCount
+    }
+
     // MARK: Exporting rights
 
     /// Prepares `right` to leave the process inside a message.
