@@ -22,21 +22,25 @@ package struct PeerUsage: Equatable, Sendable {
     package var descriptors = 0
     /// Bytes of out-of-line regions (sealed memfds and copied regions).
     package var regionBytes = 0
+    /// Bytes of inline bodies queued in the receive rights the messages
+    /// moved here (their queues, nested ones included).
+    package var inlineBytes = 0
 
-    package init(overLimit: Int = 0, descriptors: Int = 0, regionBytes: Int = 0) {
+    package init(overLimit: Int = 0, descriptors: Int = 0, regionBytes: Int = 0, inlineBytes: Int = 0) {
         self.overLimit = overLimit
         self.descriptors = descriptors
         self.regionBytes = regionBytes
+        self.inlineBytes = inlineBytes
     }
 
     static func + (lhs: PeerUsage, rhs: PeerUsage) -> PeerUsage {
         PeerUsage(overLimit: lhs.overLimit + rhs.overLimit, descriptors: lhs.descriptors + rhs.descriptors,
-                  regionBytes: lhs.regionBytes + rhs.regionBytes)
+                  regionBytes: lhs.regionBytes + rhs.regionBytes, inlineBytes: lhs.inlineBytes + rhs.inlineBytes)
     }
 
     static func - (lhs: PeerUsage, rhs: PeerUsage) -> PeerUsage {
         PeerUsage(overLimit: lhs.overLimit - rhs.overLimit, descriptors: lhs.descriptors - rhs.descriptors,
-                  regionBytes: lhs.regionBytes - rhs.regionBytes)
+                  regionBytes: lhs.regionBytes - rhs.regionBytes, inlineBytes: lhs.inlineBytes - rhs.inlineBytes)
     }
 
     var isZero: Bool { self == PeerUsage() }
@@ -101,6 +105,7 @@ package struct PeerLedger {
         if usage.overLimit > 0, after.overLimit > PeerLimits.overLimitMessagesPerUid { return .flood }
         if usage.descriptors > 0, after.descriptors > PeerLimits.queuedDescriptorsPerUid { return .overLimit }
         if usage.regionBytes > 0, after.regionBytes > PeerLimits.queuedRegionBytesPerUid { return .overLimit }
+        if usage.inlineBytes > 0, after.inlineBytes > PeerLimits.queuedInlineBytesPerUid { return .overLimit }
         if usage.isZero { return nil }
         byUid[uid] = after
         entries.append(Entry(settledAt: handedOut &+ UInt64(queued) &+ 1, uid: uid, usage: usage))

@@ -34,12 +34,30 @@ package enum PeerLimits {
     /// sending process; WireFormat.md, "Fragmented messages").
     package static let assembliesPerConnection = WireFormat.maximumAssemblies
 
+    /// The send buffer asked for on each connection's sending end (the
+    /// kernel doubles it for its bookkeeping and caps it at twice
+    /// `net.core.wmem_max`): what its senders may have in flight, unread,
+    /// and so what kernel memory packets written into a connection whose
+    /// receiver does not read pin, until the receiver reads them or closes
+    /// the connection; the writer exiting frees nothing while the other end
+    /// stays open. A bound per connection, times the connections a
+    /// receiver keeps (Docs/CrossProcess.md, "Limits"). Room for a few of
+    /// the largest packets (`WireFormat.maximumInlinePacket`, 96 KiB).
+    package static let connectionBufferBytes: CInt = 4 << 20
+
     // MARK: Per uid
 
     /// Bytes that fragmented messages in progress from one uid may declare,
     /// together, over every connection of this process: a uid that sends
     /// three unfinished 256 MiB messages on three connections holds one.
     package static let partialBytesPerUid = 256 << 20
+
+    /// Bytes that fragmented messages in progress from every uid may
+    /// declare, together: eight uids' shares (`UidBudget`). A uid within
+    /// its own share is refused for the total only while the others hold
+    /// more than seven shares (1.75 GiB), which takes at least eight other
+    /// uids; without it, twelve uids held 2.3 GB in harbord.
+    package static let partialBytesInTotal = 8 * partialBytesPerUid
 
     /// Messages one uid may have queued on a port beyond its queue limit.
     /// A counted message read from a connection never goes past the limit
@@ -52,6 +70,14 @@ package enum PeerLimits {
     /// Bytes of out-of-line regions (sealed memfds and copied regions) in
     /// the messages one uid has queued on one port, not yet received.
     package static let queuedRegionBytesPerUid = 1 << 30
+
+    /// Bytes of inline bodies one uid may have queued on one port inside
+    /// the receive rights its messages move here (their queues, nested
+    /// ones included), not yet received. A memory-file packet whose bodies
+    /// add up to more is refused before any body is copied out of it. A
+    /// port moved with a full queue (its limit, 1,024, plus as many again
+    /// past it) of the largest bodies (64 KiB) fits: 128 MiB.
+    package static let queuedInlineBytesPerUid = 2 * PortStateMachine.maximumQueueLimit * Message.maximumBodySize
 
     /// Descriptors in the messages one uid has queued on one port, not yet
     /// received: a quarter of this process's descriptor limit, at least 64.
