@@ -64,24 +64,40 @@ struct WhoeverAsksPaysTests {
                                   identity: PortIdentity(origin: 1, number: 2), transfer: transfer)
             return WirePacket(kind: .message, flags: .transfers, id: 0, body: 0..<0, rights: [right])
         }
+        let uid = Self.strangers(1)[0]
         let fits = PeerLimits.queuedInlineBytesPerUid / Message.maximumBodySize
-        try packet(queued: fits).checkMovedInlineBytes()
-        #expect(throws: WireRejection.self) { try packet(queued: fits + 1).checkMovedInlineBytes() }
+        #expect(PeerLedger.movedInlineRoom(for: uid) == PeerLimits.queuedInlineBytesPerUid)
+        try packet(queued: fits).checkMovedInlineBytes(from: uid)
+        #expect(throws: WireRejection.self) { try packet(queued: fits + 1).checkMovedInlineBytes(from: uid) }
     }
 
     /// P12: the bodies queued in moved receive rights are charged to the
-    /// uid that delivered them, per port, refused (`overLimit`) past its
-    /// share and released as the port hands its messages out; another uid
-    /// is unaffected.
-    @Test func P12_movedQueuesOfBodiesAreChargedPerUid() {
-        var ledger = PeerLedger()
-        let (stranger, other) = (Self.strangers(2)[0], Self.strangers(2)[1])
-        let limit = PeerLimits.queuedInlineBytesPerUid
-        #expect(ledger.charge(PeerUsage(inlineBytes: limit), to: stranger, handedOut: 0, queued: 0) == nil)
-        #expect(ledger.charge(PeerUsage(inlineBytes: 1), to: stranger, handedOut: 0, queued: 1) == .overLimit)
-        #expect(ledger.charge(PeerUsage(inlineBytes: limit), to: other, handedOut: 0, queued: 1) == nil)
-        ledger.settle(handedOut: 2)
-        #expect(ledger.usage(of: stranger) == PeerUsage())
-        #expect(ledger.charge(PeerUsage(inlineBytes: limit), to: stranger, handedOut: 2, queued: 0) == nil)
+    /// uid that delivered them, per port and over every port of the process,
+    /// refused (`overLimit`) past its share or once eight other uids hold
+    /// the total, and released as the port hands its messages out or goes;
+    /// other uids are served meanwhile.
+    @Test func P12_movedQueuesOfBodiesAreChargedPerUidAndInTotal() {
+        let share = PeerLimits.queuedInlineBytesPerUid
+        let uids = Self.strangers(9)
+        var ports = (0..<8).map { _ in PeerLedger() }
+        let before = PeerLedger.movedInlineHeld
+        // Its whole share on one port: nothing more on that port or another.
+        #expect(ports[0].charge(PeerUsage(inlineBytes: share), to: uids[0], handedOut: 0, queued: 0) == nil)
+        #expect(ports[0].charge(PeerUsage(inlineBytes: 1), to: uids[0], handedOut: 0, queued: 1) == .overLimit)
+        #expect(ports[1].charge(PeerUsage(inlineBytes: 1), to: uids[0], handedOut: 0, queued: 0) == .overLimit)
+        // Seven others, each its share on a port of its own: all served.
+        for index in 1..<8 {
+            #expect(ports[index].charge(PeerUsage(inlineBytes: share), to: uids[index], handedOut: 0, queued: 0) == nil)
+        }
+        #expect(PeerLedger.movedInlineHeld - before == 8 * share)
+        // The ninth finds the total held.
+        #expect(ports[1].charge(PeerUsage(inlineBytes: 1), to: uids[8], handedOut: 0, queued: 1) == .overLimit)
+        // The first port hands its message out: the first uid's share is back.
+        ports[0].settle(handedOut: 1)
+        #expect(ports[0].usage(of: uids[0]) == PeerUsage())
+        #expect(ports[1].charge(PeerUsage(inlineBytes: share), to: uids[8], handedOut: 0, queued: 1) == nil)
+        // A port that goes gives back what its queue held.
+        for index in ports.indices { _ = ports[index].reset() }
+        #expect(PeerLedger.movedInlineHeld == before)
     }
 }

@@ -80,8 +80,9 @@ extension PortCore.Guarded {
     /// A send right holds its socket and slot counter (counted even when the
     /// import found the port known and closed them: the count is an upper
     /// bound), a send-once right its socket, a moved receive right its slot
-    /// counter, its connections and whatever its own queue holds: its
-    /// messages' bodies, and what their own moved receive rights hold.
+    /// counter, its connections and whatever its own queue holds, and its
+    /// messages' bodies (those in the receive rights they move in turn are
+    /// charged on this moved port's own ledger, once each).
     private static func weight(of right: CarriedRight) -> PeerUsage {
         switch right {
         case .taken: return PeerUsage()
@@ -96,7 +97,7 @@ extension PortCore.Guarded {
             guard let moved = transport else { return PeerUsage(descriptors: 1, inlineBytes: bodies) }
             let queue = moved.ledger.withLock { $0.total }
             return PeerUsage(descriptors: 1 + moved.connectionCount + queue.descriptors, regionBytes: queue.regionBytes,
-                             inlineBytes: bodies + queue.inlineBytes)
+                             inlineBytes: bodies)
         }
     }
 }

@@ -79,6 +79,13 @@ package enum PeerLimits {
     /// past it) of the largest bodies (64 KiB) fits: 128 MiB.
     package static let queuedInlineBytesPerUid = 2 * PortStateMachine.maximumQueueLimit * Message.maximumBodySize
 
+    /// Bytes of inline bodies every uid together may have queued inside
+    /// moved receive rights, over every port of this process: eight uids'
+    /// shares (`UidBudget`), each share `queuedInlineBytesPerUid` over every
+    /// port. A uid within its share is refused only while at least eight
+    /// others hold more than seven shares.
+    package static let queuedInlineBytesInTotal = 8 * queuedInlineBytesPerUid
+
     /// Descriptors in the messages one uid has queued on one port, not yet
     /// received: a quarter of this process's descriptor limit, at least 64.
     /// A share of the limit rather than a number: harbord under

@@ -68,6 +68,13 @@ package final class PortTransport: Sendable {
         self.epollFD = epollFD
     }
 
+    deinit {
+        // What the ledger charged over the whole process goes with it, however
+        // the transport goes; parked messages are dropped outside its lock.
+        let parked = ledger.withLock { $0.reset() }
+        _ = parked
+    }
+
     // MARK: Connections
 
     /// Makes a new connection; returns the sending end to hand to another process.

@@ -20,13 +20,17 @@ extension WirePacket {
         return total
     }
 
-    /// Refuses (`overLimit`) a packet whose moved queues' bodies are more
-    /// than one uid may queue on a port, before anything is copied out of it.
-    package func checkMovedInlineBytes() throws(WireRejection) {
+    /// Refuses (`overLimit`) a packet from `uid` whose moved queues' bodies
+    /// are more than the uid may still queue here (its share of the
+    /// process-wide total, PeerLedger), before anything is copied out of it.
+    /// What is admitted is charged when it joins its port.
+    package func checkMovedInlineBytes(from uid: UInt32) throws(WireRejection) {
         let bytes = movedInlineBytes
-        guard bytes <= PeerLimits.queuedInlineBytesPerUid else {
-            throw WireRejection(.overLimit, "moved queues of \(bytes) bytes of bodies, over "
-                                + "\(PeerLimits.queuedInlineBytesPerUid >> 20) MiB")
+        guard bytes > 0 else { return }
+        let room = PeerLedger.movedInlineRoom(for: uid)
+        guard bytes <= room else {
+            throw WireRejection(.overLimit, "moved queues of \(bytes) bytes of bodies from uid \(uid), "
+                                + "\(room) bytes of room")
         }
     }
 }
