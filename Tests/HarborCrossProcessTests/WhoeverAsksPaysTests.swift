@@ -1,6 +1,8 @@
 // Harbor — P12, "whoever asks pays": what peers make this process hold is
 // charged to the uid the kernel names, bounded per uid and in total, and a
 // uid within its own share is not starved by a few others (issue 21).
+import Glibc
+import Harbor
 import Testing
 @testable import HarborPorts
 
@@ -99,5 +101,45 @@ struct WhoeverAsksPaysTests {
         // A port that goes gives back what its queue held.
         for index in ports.indices { _ = ports[index].reset() }
         #expect(PeerLedger.movedInlineHeld == before)
+    }
+}
+
+extension WhoeverAsksPaysTests {
+    /// P12: packets written into a connection whose receiver does not read
+    /// pin kernel memory charged to the connection's send buffer, and only
+    /// that much: 64 KiB packets stop at 2 MiB (1 MiB asked, doubled by the
+    /// kernel), where a 4 MiB buffer let 7.75 MiB in per connection (500
+    /// connections pinned 2.1 GB of harbord). A full queue (1,024) of
+    /// small messages still fits in flight.
+    @Test func P12_aReceiverThatDoesNotReadIsPinnedOnlyItsConnectionBuffer() throws {
+        let port = ReceiveRight()
+        let transport = try port.core.ensureTransport()
+        let bound = 2 << 20  // what Docs/CrossProcess.md, "Limits", promises a connection pins
+        func written(_ size: Int, atMost count: Int) throws -> Int {
+            let socket = try transport.makeConnection(.send)
+            let packet = [UInt8](repeating: 7, count: size)
+            var sent = 0
+            while sent < count, packet.withUnsafeBytes({ send(socket.rawValue, $0.baseAddress, size, CInt(MSG_DONTWAIT)) }) == size {
+                sent += 1
+            }
+            return sent
+        }
+        let large = try written(64 << 10, atMost: 1_000)
+        #expect(large > 0 && large * (64 << 10) <= bound, "\(large) packets of 64 KiB stayed unread")
+        // Where the kernel allows the buffer asked for (net.core.wmem_max).
+        if Self.kernelAllowedSendBuffer() >= Int(PeerLimits.connectionBufferBytes) {
+            #expect(try written(100, atMost: PortStateMachine.maximumQueueLimit) == PortStateMachine.maximumQueueLimit)
+        }
+    }
+
+    /// `net.core.wmem_max`, or 0 when it cannot be read.
+    private static func kernelAllowedSendBuffer() -> Int {
+        let fd = open("/proc/sys/net/core/wmem_max", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return 0 }
+        return Int(String(decoding: bytes[..<count], as: UTF8.self).filter(\.isNumber)) ?? 0
     }
 }

@@ -34,16 +34,20 @@ package enum PeerLimits {
     /// sending process; WireFormat.md, "Fragmented messages").
     package static let assembliesPerConnection = WireFormat.maximumAssemblies
 
-    /// The send buffer asked for on each connection's sending end (the
-    /// kernel doubles it for its bookkeeping and caps it at twice
-    /// `net.core.wmem_max`): what its senders may have in flight, unread,
-    /// and so what kernel memory packets written into a connection whose
-    /// receiver does not read pin, until the receiver reads them or closes
-    /// the connection; the writer exiting frees nothing while the other end
-    /// stays open. A bound per connection, times the connections a
-    /// receiver keeps (Docs/CrossProcess.md, "Limits"). Room for a few of
-    /// the largest packets (`WireFormat.maximumInlinePacket`, 96 KiB).
-    package static let connectionBufferBytes: CInt = 4 << 20
+    /// The send buffer asked for on each connection's sending end. The
+    /// kernel doubles it for its bookkeeping (capped at twice
+    /// `net.core.wmem_max`) and charges every packet written and not yet
+    /// read against it, at the packet's true size (768 bytes for a small
+    /// one): so it is what the connection's senders may have in flight,
+    /// and the kernel memory a receiver that stops reading lets them pin,
+    /// until it reads the packets or closes the connection (the writers
+    /// exiting frees nothing while it keeps its end open). Worst case, 2 MiB
+    /// times the connections a receiver keeps (500: 1 GiB; at 4 MiB asked,
+    /// 500 connections written full pinned 2.1 GB). 1 MiB still holds a
+    /// full queue (1,024) of small messages (2,731 of 64 bytes, 911 of
+    /// 1 KiB) or 31 of the largest bodies (64 KiB), and cost no measured
+    /// throughput (Docs/CrossProcess.md, "Limits").
+    package static let connectionBufferBytes: CInt = 1 << 20
 
     // MARK: Per uid
 
@@ -71,12 +75,13 @@ package enum PeerLimits {
     /// the messages one uid has queued on one port, not yet received.
     package static let queuedRegionBytesPerUid = 1 << 30
 
-    /// Bytes of inline bodies one uid may have queued on one port inside
-    /// the receive rights its messages move here (their queues, nested
-    /// ones included), not yet received. A memory-file packet whose bodies
-    /// add up to more is refused before any body is copied out of it. A
-    /// port moved with a full queue (its limit, 1,024, plus as many again
-    /// past it) of the largest bodies (64 KiB) fits: 128 MiB.
+    /// Bytes of inline bodies one uid may have queued inside the receive
+    /// rights its messages move here (their queues, nested ones included),
+    /// not yet received, on one port and over every port of this process.
+    /// A memory-file packet whose bodies add up to more than the uid's room
+    /// is refused before any body is copied out of it. A port moved with a
+    /// full queue (its limit, 1,024, plus as many again past it) of the
+    /// largest bodies (64 KiB) fits: 128 MiB.
     package static let queuedInlineBytesPerUid = 2 * PortStateMachine.maximumQueueLimit * Message.maximumBodySize
 
     /// Bytes of inline bodies every uid together may have queued inside
