@@ -84,7 +84,8 @@ package struct FragmentAssembly {
 }
 
 /// Bytes of unfinished fragmented messages charged to one uid, over every
-/// connection of this process (`PeerLimits.partialBytesPerUid`).
+/// connection of this process, within its share of a process-wide total
+/// (`PeerLimits.partialBytesPerUid`, `PeerLimits.partialBytesInTotal`).
 ///
 /// An owning type: the charge is released when the object goes, so no path
 /// that drops an unfinished message (refused fragment, replaced message,
@@ -93,24 +94,25 @@ package struct FragmentAssembly {
 /// pages were filled by a peer that may be gone, and kept in the pool they
 /// would stay resident.
 ///
-/// **Thread safety:** the per-uid table is under a mutex; an object is
-/// confined to the pump that holds its assembly.
+/// **Thread safety:** the budget is under a mutex; an object is confined
+/// to the pump that holds its assembly.
 package final class PartialCharge {
-    private static let byUid = HarborLock<[UInt32: Int]>([:])
+    private static let budget = HarborLock(
+        UidBudget(share: PeerLimits.partialBytesPerUid, total: PeerLimits.partialBytesInTotal))
 
     let uid: UInt32
     let bytes: Int
     private var regions: [MappedRegion]
 
     init(uid: UInt32, bytes: Int, regions: [MappedRegion]) throws(WireRejection) {
-        let taken = Self.byUid.withLock { table -> Bool in
-            let held = table[uid] ?? 0
-            guard bytes <= PeerLimits.partialBytesPerUid - held else { return false }
-            table[uid] = held + bytes
-            return true
-        }
-        guard taken else {
+        switch Self.budget.withLock({ $0.take(bytes, for: uid) }) {
+        case nil:
+            break
+        case .share:
             throw WireRejection(.overLimit, "uid \(uid) has more than \(PeerLimits.partialBytesPerUid >> 20) MiB "
+                                + "of fragmented messages in progress")
+        case .total:
+            throw WireRejection(.overLimit, "this process holds \(PeerLimits.partialBytesInTotal >> 20) MiB "
                                 + "of fragmented messages in progress")
         }
         self.uid = uid
@@ -119,16 +121,16 @@ package final class PartialCharge {
     }
 
     /// The bytes `uid`'s unfinished fragmented messages declare now.
-    package static func held(by uid: UInt32) -> Int { byUid.withLock { $0[uid] ?? 0 } }
+    package static func held(by uid: UInt32) -> Int { budget.withLock { $0.held(by: uid) } }
+
+    /// The bytes every uid's unfinished fragmented messages declare now.
+    package static var heldInTotal: Int { budget.withLock { $0.held } }
 
     /// The message is whole: its regions are no longer this charge's.
     func complete() { regions = [] }
 
     deinit {
         for region in regions { region.discardWhenFreed() }
-        Self.byUid.withLock { table in
-            let left = (table[uid] ?? 0) - bytes
-            table[uid] = left > 0 ? left : nil
-        }
+        Self.budget.withLock { $0.release(bytes, for: uid) }
     }
 }

@@ -107,6 +107,7 @@ package enum InboundPacket: ~Copyable {
         // The inner packet indexes descriptors after the memfd: shift by one.
         let parsed = try WirePacket.parse(bytes, descriptorCount: descriptors.count - 1)
         guard parsed.kind == .message else { throw WireRejection(.unknownKind, "wait packet in a memory file") }
+        try parsed.checkMovedInlineBytes(from: UInt32(sender.uid))  // before any body is copied out (P12)
         return started(try materialize(parsed, bytes, descriptors, base: 1, sender: sender), parsed, sender)
     }
 

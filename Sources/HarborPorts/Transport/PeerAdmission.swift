@@ -64,7 +64,8 @@ extension PortCore.Guarded {
         return transport.ledger.withLock { $0.charge(usage, to: uid, handedOut: handedOut, queued: ahead) }
     }
 
-    /// The descriptors and region bytes `content` holds while queued.
+    /// The descriptors, region bytes and moved queues' body bytes `content`
+    /// holds while queued.
     static func weight(of content: borrowing MessageContent) -> PeerUsage {
         var usage = PeerUsage()
         for right in content.rights { usage = usage + weight(of: right) }
@@ -79,7 +80,9 @@ extension PortCore.Guarded {
     /// A send right holds its socket and slot counter (counted even when the
     /// import found the port known and closed them: the count is an upper
     /// bound), a send-once right its socket, a moved receive right its slot
-    /// counter, its connections and whatever its own queue holds.
+    /// counter, its connections and whatever its own queue holds, and its
+    /// messages' bodies (those in the receive rights they move in turn are
+    /// charged on this moved port's own ledger, once each).
     private static func weight(of right: CarriedRight) -> PeerUsage {
         switch right {
         case .taken: return PeerUsage()
@@ -88,9 +91,13 @@ extension PortCore.Guarded {
         case .receive(let token):
             // Another port's lock under this one's: a port moved in is a port
             // of its own (P11), and no port takes another's lock under its own.
-            guard let moved = token.port.state.withLock({ $0.transport }) else { return PeerUsage(descriptors: 1) }
+            let (transport, bodies) = token.port.state.withLock { guarded in
+                (guarded.transport, guarded.machine.queue.reduce(0) { $0 + $1.body.count })
+            }
+            guard let moved = transport else { return PeerUsage(descriptors: 1, inlineBytes: bodies) }
             let queue = moved.ledger.withLock { $0.total }
-            return PeerUsage(descriptors: 1 + moved.connectionCount + queue.descriptors, regionBytes: queue.regionBytes)
+            return PeerUsage(descriptors: 1 + moved.connectionCount + queue.descriptors, regionBytes: queue.regionBytes,
+                             inlineBytes: bodies)
         }
     }
 }

@@ -22,21 +22,27 @@ package struct PeerUsage: Equatable, Sendable {
     package var descriptors = 0
     /// Bytes of out-of-line regions (sealed memfds and copied regions).
     package var regionBytes = 0
+    /// Bytes of inline bodies queued in the receive rights the messages
+    /// moved here (their queues; a queue nested deeper is charged on the
+    /// ledger of the moved port holding it, so each body once). Also
+    /// charged over every port of the process (`movedInline`).
+    package var inlineBytes = 0
 
-    package init(overLimit: Int = 0, descriptors: Int = 0, regionBytes: Int = 0) {
+    package init(overLimit: Int = 0, descriptors: Int = 0, regionBytes: Int = 0, inlineBytes: Int = 0) {
         self.overLimit = overLimit
         self.descriptors = descriptors
         self.regionBytes = regionBytes
+        self.inlineBytes = inlineBytes
     }
 
     static func + (lhs: PeerUsage, rhs: PeerUsage) -> PeerUsage {
         PeerUsage(overLimit: lhs.overLimit + rhs.overLimit, descriptors: lhs.descriptors + rhs.descriptors,
-                  regionBytes: lhs.regionBytes + rhs.regionBytes)
+                  regionBytes: lhs.regionBytes + rhs.regionBytes, inlineBytes: lhs.inlineBytes + rhs.inlineBytes)
     }
 
     static func - (lhs: PeerUsage, rhs: PeerUsage) -> PeerUsage {
         PeerUsage(overLimit: lhs.overLimit - rhs.overLimit, descriptors: lhs.descriptors - rhs.descriptors,
-                  regionBytes: lhs.regionBytes - rhs.regionBytes)
+                  regionBytes: lhs.regionBytes - rhs.regionBytes, inlineBytes: lhs.inlineBytes - rhs.inlineBytes)
     }
 
     var isZero: Bool { self == PeerUsage() }
@@ -52,6 +58,21 @@ package struct PeerLedger {
         let uid: UInt32
         let usage: PeerUsage
     }
+
+    /// The inline bodies queued in moved receive rights, by uid, over
+    /// every port of this process (`PeerLimits.queuedInlineBytesInTotal`);
+    /// a leaf lock, taken under a ledger's.
+    private static let movedInline = HarborLock(
+        UidBudget(share: PeerLimits.queuedInlineBytesPerUid, total: PeerLimits.queuedInlineBytesInTotal))
+
+    /// The bytes of moved queues' bodies `uid` may still have queued here,
+    /// over every port: its share's rest, or what is left of the total.
+    package static func movedInlineRoom(for uid: UInt32) -> Int {
+        movedInline.withLock { min($0.share - $0.held(by: uid), $0.total - $0.held) }
+    }
+
+    /// The bytes of moved queues' bodies every uid's messages hold here.
+    package static var movedInlineHeld: Int { movedInline.withLock { $0.held } }
 
     private var entries = Deque<Entry>()
     private var byUid: [UInt32: PeerUsage] = [:]
@@ -69,6 +90,12 @@ package struct PeerLedger {
     /// takes their ports' locks.
     mutating func reset() -> [MessageContent] {
         defer { self = PeerLedger() }
+        let moved = entries.filter { $0.usage.inlineBytes > 0 }
+        if !moved.isEmpty {
+            Self.movedInline.withLock { budget in
+                for entry in moved { budget.release(entry.usage.inlineBytes, for: entry.uid) }
+            }
+        }
         return parked.removeAll()
     }
 
@@ -84,6 +111,9 @@ package struct PeerLedger {
     package mutating func settle(handedOut: UInt64) {
         while let first = entries.first, first.settledAt <= handedOut {
             entries.removeFirst()
+            if first.usage.inlineBytes > 0 {
+                Self.movedInline.withLock { $0.release(first.usage.inlineBytes, for: first.uid) }
+            }
             let left = (byUid[first.uid] ?? PeerUsage()) - first.usage
             byUid[first.uid] = left.isZero ? nil : left
         }
@@ -101,7 +131,11 @@ package struct PeerLedger {
         if usage.overLimit > 0, after.overLimit > PeerLimits.overLimitMessagesPerUid { return .flood }
         if usage.descriptors > 0, after.descriptors > PeerLimits.queuedDescriptorsPerUid { return .overLimit }
         if usage.regionBytes > 0, after.regionBytes > PeerLimits.queuedRegionBytesPerUid { return .overLimit }
+        if usage.inlineBytes > 0, after.inlineBytes > PeerLimits.queuedInlineBytesPerUid { return .overLimit }
         if usage.isZero { return nil }
+        if usage.inlineBytes > 0, Self.movedInline.withLock({ $0.take(usage.inlineBytes, for: uid) }) != nil {
+            return .overLimit
+        }
         byUid[uid] = after
         entries.append(Entry(settledAt: handedOut &+ UInt64(queued) &+ 1, uid: uid, usage: usage))
         return nil

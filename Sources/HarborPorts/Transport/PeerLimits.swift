@@ -34,12 +34,34 @@ package enum PeerLimits {
     /// sending process; WireFormat.md, "Fragmented messages").
     package static let assembliesPerConnection = WireFormat.maximumAssemblies
 
+    /// The send buffer asked for on each connection's sending end. The
+    /// kernel doubles it for its bookkeeping (capped at twice
+    /// `net.core.wmem_max`) and charges every packet written and not yet
+    /// read against it, at the packet's true size (768 bytes for a small
+    /// one): so it is what the connection's senders may have in flight,
+    /// and the kernel memory a receiver that stops reading lets them pin,
+    /// until it reads the packets or closes the connection (the writers
+    /// exiting frees nothing while it keeps its end open). Worst case, 2 MiB
+    /// times the connections a receiver keeps (500: 1 GiB; at 4 MiB asked,
+    /// 500 connections written full pinned 2.1 GB). 1 MiB still holds a
+    /// full queue (1,024) of small messages (2,731 of 64 bytes, 911 of
+    /// 1 KiB) or 31 of the largest bodies (64 KiB), and cost no measured
+    /// throughput (Docs/CrossProcess.md, "Limits").
+    package static let connectionBufferBytes: CInt = 1 << 20
+
     // MARK: Per uid
 
     /// Bytes that fragmented messages in progress from one uid may declare,
     /// together, over every connection of this process: a uid that sends
     /// three unfinished 256 MiB messages on three connections holds one.
     package static let partialBytesPerUid = 256 << 20
+
+    /// Bytes that fragmented messages in progress from every uid may
+    /// declare, together: eight uids' shares (`UidBudget`). A uid within
+    /// its own share is refused for the total only while the others hold
+    /// more than seven shares (1.75 GiB), which takes at least eight other
+    /// uids; without it, twelve uids held 2.3 GB in harbord.
+    package static let partialBytesInTotal = 8 * partialBytesPerUid
 
     /// Messages one uid may have queued on a port beyond its queue limit.
     /// A counted message read from a connection never goes past the limit
@@ -52,6 +74,22 @@ package enum PeerLimits {
     /// Bytes of out-of-line regions (sealed memfds and copied regions) in
     /// the messages one uid has queued on one port, not yet received.
     package static let queuedRegionBytesPerUid = 1 << 30
+
+    /// Bytes of inline bodies one uid may have queued inside the receive
+    /// rights its messages move here (their queues, nested ones included),
+    /// not yet received, on one port and over every port of this process.
+    /// A memory-file packet whose bodies add up to more than the uid's room
+    /// is refused before any body is copied out of it. A port moved with a
+    /// full queue (its limit, 1,024, plus as many again past it) of the
+    /// largest bodies (64 KiB) fits: 128 MiB.
+    package static let queuedInlineBytesPerUid = 2 * PortStateMachine.maximumQueueLimit * Message.maximumBodySize
+
+    /// Bytes of inline bodies every uid together may have queued inside
+    /// moved receive rights, over every port of this process: eight uids'
+    /// shares (`UidBudget`), each share `queuedInlineBytesPerUid` over every
+    /// port. A uid within its share is refused only while at least eight
+    /// others hold more than seven shares.
+    package static let queuedInlineBytesInTotal = 8 * queuedInlineBytesPerUid
 
     /// Descriptors in the messages one uid has queued on one port, not yet
     /// received: a quarter of this process's descriptor limit, at least 64.

@@ -68,6 +68,13 @@ package final class PortTransport: Sendable {
         self.epollFD = epollFD
     }
 
+    deinit {
+        // What the ledger charged over the whole process goes with it, however
+        // the transport goes; parked messages are dropped outside its lock.
+        let parked = ledger.withLock { $0.reset() }
+        _ = parked
+    }
+
     // MARK: Connections
 
     /// Makes a new connection; returns the sending end to hand to another process.
@@ -82,8 +89,9 @@ package final class PortTransport: Sendable {
     ) throws(SystemError) -> (sending: SharedDescriptor, token: UInt64?) {
         let (receiving, sending) = try SeqPacketSocket.makePair()
         try SeqPacketSocket.passCredentials(receiving.rawValue)
-        // Room for a full queue of large messages in flight (capped by wmem_max).
-        try? SeqPacketSocket.setSendBuffer(sending.rawValue, bytes: 4 << 20)
+        // What a sender may have in flight on it, and what a peer that stops
+        // reading pins of kernel memory (PeerLimits.connectionBufferBytes).
+        try? SeqPacketSocket.setSendBuffer(sending.rawValue, bytes: PeerLimits.connectionBufferBytes)
         let token = try adopt(receiving, kind: kind)
         return (sending, token)
     }
