@@ -10,7 +10,7 @@ import UnixSignals
 
 /// `harbord`: the Harbor bootstrap name server (Docs/harbord.md).
 @main
-struct Harbord: AsyncParsableCommand {
+struct Harbord: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "harbord",
         abstract: "The Harbor bootstrap name server.",
@@ -96,7 +96,14 @@ struct Harbord: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
+    /// Synchronous on the main thread up to the service group: the main
+    /// thread must live (not exit into `dispatch_main`, as an async main's
+    /// does) when harbord gives up root, or it would stay root while the
+    /// other threads switch, and `/proc/PID/status` would still say uid 0.
+    func run() throws {
+        // The service group receives these through Dispatch's signalfd; the
+        // main thread, waiting below, must not take them itself.
+        try? Signals.block([SIGTERM, SIGINT, SIGUSR1])
         let journal = !foreground && getenv("JOURNAL_STREAM") != nil
         let style: LineLogHandler.Style = journal ? .journal : .terminal
         let level: Logger.Level = verbose ? .debug : .info
@@ -187,7 +194,14 @@ struct Harbord: AsyncParsableCommand {
         let daemon = Daemon(server: server, logger: logger, wedgeAfter: debugWedgeAfter.map { .milliseconds(Int64($0 * 1000)) })
         let group = ServiceGroup(
             services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
-        try await group.run()
+        let finished = Gate()
+        let failure = HarborLock<(any Error)?>(nil)
+        Task.detached {
+            do { try await group.run() } catch { failure.withLock { $0 = error } }
+            finished.open()
+        }
+        finished.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
     }
 
     private func loadPolicy() throws(BootstrapPolicyError) -> BootstrapPolicy {
