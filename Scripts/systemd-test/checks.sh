@@ -50,12 +50,16 @@ run_checks() {
     local pid='' pid2='' status1='' status2='' status3='' w1=0 w2=0 w3=0 out='' mode='' t_socket=0 t_exec=0 t_active=0
 
     # --- install the shipped units, as an administrator would ---
-    if E sh -c 'install -m 0644 /usr/local/share/harbor/systemd/harbord.socket \
-            /usr/local/share/harbor/systemd/harbord.service /etc/systemd/system/ &&
-            systemctl daemon-reload && timeout 20 systemctl enable --now harbord.socket' >/dev/null 2>&1 &&
-        cmp -s "$repo/Scripts/systemd/harbord.socket" "/proc/$SD/root/etc/systemd/system/harbord.socket" &&
-        cmp -s "$repo/Scripts/systemd/harbord.service" "/proc/$SD/root/etc/systemd/system/harbord.service"; then
-        ok "shipped units installed unmodified in /etc/systemd/system; systemctl enable --now harbord.socket"
+    local unit shipped=() same=1
+    for unit in "$repo"/Scripts/systemd/*; do shipped+=("${unit##*/}"); done
+    E sh -c 'cd /usr/local/share/harbor/systemd && install -m 0644 "$@" /etc/systemd/system/ &&
+            systemctl daemon-reload && timeout 20 systemctl enable --now harbord.socket' sh "${shipped[@]}" >/dev/null 2>&1 ||
+        same=0
+    for unit in "${shipped[@]}"; do
+        cmp -s "$repo/Scripts/systemd/$unit" "/proc/$SD/root/etc/systemd/system/$unit" || same=0
+    done
+    if ((same)); then
+        ok "shipped units (${shipped[*]}) installed unmodified in /etc/systemd/system; systemctl enable --now harbord.socket"
     else
         bad "installing and enabling the shipped units failed"
     fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Harbor — lint of the shipped unit files (Scripts/systemd/*.socket,
-# *.service): `systemd-analyze verify` must print nothing at all. Its exit
+# *.path, *.service): `systemd-analyze verify` must print nothing at all. Its exit
 # status is not enough: unknown keys and bad values only warn, with exit 0.
 #
 #   bash Scripts/systemd-test/lint.sh       (as root; Scripts/test.sh runs it)
@@ -20,7 +20,7 @@ command -v systemd-analyze >/dev/null || { echo "unit lint: SKIPPED: no systemd-
 unshare --mount true 2>/dev/null || { echo "unit lint: SKIPPED: cannot create a mount namespace here (needs root)"; exit 0; }
 [[ -x $HARBORD_BIN ]] || { echo "unit lint: FAILED: no harbord binary at $HARBORD_BIN (run swift build first)" >&2; exit 1; }
 
-units=("$repo"/Scripts/systemd/*.socket "$repo"/Scripts/systemd/*.service)
+units=("$repo"/Scripts/systemd/*.socket "$repo"/Scripts/systemd/*.path "$repo"/Scripts/systemd/*.service)
 stage=$(mktemp -d "${TMPDIR:-/tmp}/harbor-lint.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/upper/bin" "$stage/work" "$stage/units"

@@ -58,8 +58,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/harbor-sdtest.XXXXXX")
 mkdir -p "$work/units" "$work/usr-local/bin" "$work/usr-local/share/harbor/systemd"
 cp "$HARBORD_BIN" "$work/usr-local/bin/harbord"
 cp "$HARBOR_BIN" "$work/usr-local/bin/harbor"
-cp "$repo/Scripts/systemd/harbord.socket" "$repo/Scripts/systemd/harbord.service" \
-    "$work/usr-local/share/harbor/systemd/"
+cp "$repo"/Scripts/systemd/* "$work/usr-local/share/harbor/systemd/"
 cp "$here/units/"* "$work/units/"
 # Host paths a leaking boot would write; checked again at the end.
 touch "$work/marker"
@@ -133,10 +132,13 @@ esac
 [[ $state == degraded ]] && E systemctl --failed --no-legend --plain 2>&1 | sed 's/^/# failed unit: /'
 
 . "$here/checks.sh"
+. "$here/activation-checks.sh"
 run_checks
+run_activation_checks
 run_scale_checks
 
-E journalctl -q --no-pager -o short-monotonic -u harbord.service -u harbord.socket >"$work/harbord.journal" 2>&1
+E journalctl -q --no-pager -o short-monotonic -u harbord.service -u harbord.socket -u harbor-activate.service \
+    >"$work/harbord.journal" 2>&1
 E journalctl -q --no-pager -o short-monotonic >"$work/all.journal" 2>&1
 teardown
 trap - EXIT

@@ -74,6 +74,8 @@ int charbor_spawn_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
 int charbor_pidfd_open(pid_t pid, unsigned int flags) { return (int)syscall(SYS_pidfd_open, pid, flags); }
 int charbor_pidfd_send_signal(int pidfd, int sig) { return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0); }
 pid_t charbor_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+int charbor_getresuid(uid_t *real, uid_t *effective, uid_t *saved) { return getresuid(real, effective, saved); }
+int charbor_getresgid(gid_t *real, gid_t *effective, gid_t *saved) { return getresgid(real, effective, saved); }
 // epoll_pwait2 (Linux 5.11) takes a timespec; before it, and under tools
 // that do not know it (valgrind 3.19), epoll_wait with the timeout rounded
 // up to whole milliseconds, so a deadline is never woken early.

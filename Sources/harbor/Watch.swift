@@ -50,8 +50,8 @@ struct Watch: ParsableCommand {
         }
     }
 
-    /// "id 7 from pid 42 uid 0: "text"", then "relayed by pid 40 uid 990" for
-    /// a message relayed in a moved port (`Security.md`). A body that is valid UTF-8 with no
+    /// "id 7 from pid 42 uid 0: "text"", then " (relayed by pid 9 uid
+    /// 61234)" for a message relayed in a moved port (`Security.md`). A body that is valid UTF-8 with no
     /// C0 control but tab is shown as quoted text, its controls, C1 and bidi
     /// characters escaped (``TerminalText``); any other body as hex.
     private func line(for message: borrowing Message) -> String {
@@ -67,10 +67,10 @@ struct Watch: ParsableCommand {
                 }.joined() + (body.count > 16 ? "…" : "")
             }
         }
+        if let relay = message.trailer.relayedBy { text += " (relayed by pid \(relay.pid) uid \(relay.uid))" }
         let rights = message.carriedRights.count
         if rights > 0 { text += " (+\(rights) right\(rights == 1 ? "" : "s"))" }
         if message.hasReplyRight { text += " (reply right)" }
-        if let relay = message.trailer.relayedBy { text += " relayed by pid \(relay.pid) uid \(relay.uid)" }
         return text
     }
 }

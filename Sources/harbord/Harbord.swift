@@ -2,6 +2,7 @@
 import ArgumentParser
 import Glibc
 import HarborBootstrap
+import HarborPorts
 import HarborSystemd
 import Logging
 import ServiceLifecycle
@@ -9,7 +10,7 @@ import UnixSignals
 
 /// `harbord`: the Harbor bootstrap name server (Docs/harbord.md).
 @main
-struct Harbord: AsyncParsableCommand {
+struct Harbord: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "harbord",
         abstract: "The Harbor bootstrap name server.",
@@ -21,7 +22,11 @@ struct Harbord: AsyncParsableCommand {
             Under systemd: socket-activated (LISTEN_FDS, FileDescriptorName=bootstrap), Type=notify, \
             watchdog pings from the run loop, STOPPING=1 and exit 0 on SIGTERM. See Docs/harbord.md.
 
-            Exit status: 0 stopped on SIGTERM/SIGINT, 64 bad command line, 71 cannot listen, 78 bad policy file.
+            Started as root outside a service manager, it gives up root once its socket is bound: it switches \
+            to --user (default: the user harbord if it exists, else nobody).
+
+            Exit status: 0 stopped on SIGTERM/SIGINT, 64 bad command line, 71 cannot listen, \
+            77 cannot switch users, 78 bad policy file.
             """)
 
     @Option(name: .long, help: ArgumentHelp(
@@ -32,6 +37,16 @@ struct Harbord: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp(
         "The policy file: shared and declared names (default: /etc/harbor/policy.conf if it exists).", valueName: "file"))
     var policy: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Started as root: the user to switch to once the socket is bound (default: harbord if it exists, else nobody; root keeps root).",
+        valueName: "name"))
+    var user: String?
+
+    @Flag(name: .long, help: ArgumentHelp(
+        "Be the activator (harbor-activate.service, as root): start the units named by the request files in /run/harbor/activate "
+            + "that the policy file declares, refuse the others, remove the requests, exit."))
+    var activatePending = false
 
     @Flag(name: .long, help: "Log for a terminal (time stamps) rather than for the journal (<N> priority prefixes).")
     var foreground = false
@@ -81,7 +96,14 @@ struct Harbord: AsyncParsableCommand {
         }
     }
 
-    func run() async throws {
+    /// Synchronous on the main thread up to the service group: the main
+    /// thread must live (not exit into `dispatch_main`, as an async main's
+    /// does) when harbord gives up root, or it would stay root while the
+    /// other threads switch, and `/proc/PID/status` would still say uid 0.
+    func run() throws {
+        // The service group receives these through Dispatch's signalfd; the
+        // main thread, waiting below, must not take them itself.
+        try? Signals.block([SIGTERM, SIGINT, SIGUSR1])
         let journal = !foreground && getenv("JOURNAL_STREAM") != nil
         let style: LineLogHandler.Style = journal ? .journal : .terminal
         let level: Logger.Level = verbose ? .debug : .info
@@ -92,13 +114,22 @@ struct Harbord: AsyncParsableCommand {
         }
         let logger = Logger(label: "harbord")
 
-        let policy: BootstrapPolicy
+        var policy = BootstrapPolicy()
+        var policyFailed = false
         do {
             policy = try loadPolicy()
         } catch {
             for line in error.description.split(separator: "\n") { logger.error("\(line)") }
-            throw ExitCode(78)
+            policyFailed = true
         }
+        if activatePending {
+            // Without a policy every request is refused (and removed, so the path unit does not loop).
+            let activator = Activator(
+                requests: ActivationRequests(), policy: policy, program: unitStarter ?? "systemctl", logger: logger)
+            let status = activator.run()
+            throw ExitCode(policyFailed ? 78 : status)
+        }
+        if policyFailed { throw ExitCode(78) }
 
         let endpoint: BootstrapServer.Endpoint
         do {
@@ -121,6 +152,25 @@ struct Harbord: AsyncParsableCommand {
         quotas.pendingPerUser = maxPendingPerUid
         quotas.descriptorReserve = descriptorReserve
 
+        let managed = ProcessControl.environmentValue("INVOCATION_ID") != nil
+            || ProcessControl.environmentValue("NOTIFY_SOCKET") != nil
+        var madeDirectory: String?
+        if case .path(let path) = endpoint, let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+            let directory = String(path[..<slash])
+            if !FileSystem.exists(directory) { madeDirectory = directory }
+        }
+        let plan: (drop: PrivilegeDrop?, note: String?)
+        do {
+            if case .adopted = endpoint {
+                plan = try PrivilegeDrop.plan(user: user, managed: true)
+            } else {
+                plan = try PrivilegeDrop.plan(user: user, managed: managed)
+            }
+        } catch {
+            logger.error("\(error.message)")
+            throw ExitCode(77)
+        }
+
         let server: BootstrapServer
         do {
             server = try BootstrapServer(endpoint: endpoint, policy: policy, quotas: quotas, unitStarter: unitStarter) { level, text in
@@ -130,10 +180,28 @@ struct Harbord: AsyncParsableCommand {
             logger.error("\(error.detail)")
             throw ExitCode(71)
         }
+        if let note = plan.note { logger.notice("\(note)") }
+        if let drop = plan.drop {
+            do {
+                for line in try drop.perform(madeSocketDirectory: madeDirectory, socketPath: server.socketPath) {
+                    logger.notice("\(line)")
+                }
+            } catch {
+                logger.error("\(error.message)")
+                throw ExitCode(77)
+            }
+        }
         let daemon = Daemon(server: server, logger: logger, wedgeAfter: debugWedgeAfter.map { .milliseconds(Int64($0 * 1000)) })
         let group = ServiceGroup(
             services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
-        try await group.run()
+        let finished = Gate()
+        let failure = HarborLock<(any Error)?>(nil)
+        Task.detached {
+            do { try await group.run() } catch { failure.withLock { $0 = error } }
+            finished.open()
+        }
+        finished.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
     }
 
     private func loadPolicy() throws(BootstrapPolicyError) -> BootstrapPolicy {

@@ -116,6 +116,8 @@ extension BootstrapTests {
                 let scratch = TemporaryDirectory()
                 let record = scratch.path + "/started"
                 let starter = scratch.write("starter.sh", "#!/bin/sh\necho \"$@\" >> \(record)\n", mode: 0o755)
+                // harbord runs its starter as the user it switched to (nobody here): let it write the record.
+                _ = scratch.write("started", "", mode: 0o666)
                 let harbord = HarbordProcess(policy: "declare lazy user=0 unit=lazy.service\n",
                                              extraArguments: ["--unit-starter", starter])
                 #expect(harbord.waitUntilReady())

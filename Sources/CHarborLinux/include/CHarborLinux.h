@@ -129,6 +129,10 @@ static inline unsigned char *charbor_CMSG_DATA(const struct cmsghdr *cmsg) { ret
 static inline size_t charbor_CMSG_SPACE(size_t length) { return CMSG_SPACE(length); }
 static inline size_t charbor_CMSG_LEN(size_t length) { return CMSG_LEN(length); }
 
+// GNU extensions Glibc's module does not export (declared only under _GNU_SOURCE).
+int charbor_getresuid(uid_t *real, uid_t *effective, uid_t *saved);
+int charbor_getresgid(gid_t *real, gid_t *effective, gid_t *saved);
+
 // Calls glibc 2.36 lacks wrappers for.
 int charbor_pidfd_open(pid_t pid, unsigned int flags);
 int charbor_pidfd_send_signal(int pidfd, int sig);

@@ -175,8 +175,12 @@ extension BootstrapServer {
                               + "\(shares.available - total) free for all uids)")
     }
 
-    /// Root and the server's own uid, which may use the descriptors kept from the other uids.
-    private func isPrivileged(_ uid: uid_t) -> Bool { uid == 0 || uid == ProcessControl.effectiveUserID }
+    /// Root and the server's own uid, which may use the descriptors kept from
+    /// the other uids; not the overflow user `nobody` even when the server
+    /// runs as it (harbord's fallback user): other services share that uid.
+    private func isPrivileged(_ uid: uid_t) -> Bool {
+        uid == 0 || (uid == ProcessControl.effectiveUserID && uid != UserAccount.overflowUID)
+    }
 
     func charge(_ uid: uid_t, _ change: (inout UserCharges) -> Void) {
         var charge = charges[uid] ?? UserCharges()

@@ -61,7 +61,9 @@ public final class BootstrapServer: @unchecked Sendable {
     public var onChange: (@Sendable (Summary) -> Void)?
 
     let log: @Sendable (LogLevel, String) -> Void
-    let starter: UnitStarter
+    /// How look-ups start units: chosen by ``start(on:mode:)``.
+    var starter = UnitStarter(mechanism: .none)
+    let unitStarterOverride: String?
     let listener: SharedDescriptor
     /// Notifications the server asked for: dead sessions, idle uid ports.
     let notices = ReceiveRight()
@@ -90,7 +92,8 @@ public final class BootstrapServer: @unchecked Sendable {
     ///   - policy: the names declared up front and who may use them.
     ///   - quotas: what one uid may make the server hold.
     ///   - unitStarter: the program run as `PROGRAM start --no-block UNIT` to
-    ///     activate a declared name's unit; nil: `systemctl` when systemd runs.
+    ///     activate a declared name's unit; nil: request files or `systemctl`,
+    ///     as ``UnitStarter`` chooses when the server starts.
     ///   - log: receives one line per event, from the loop's thread.
     /// - Throws: ``BootstrapError/Code/unreachable`` if it cannot listen.
     public init(
@@ -99,7 +102,7 @@ public final class BootstrapServer: @unchecked Sendable {
     ) throws(BootstrapError) {
         self.log = log
         self.quotas = quotas
-        starter = UnitStarter(override: unitStarter)
+        unitStarterOverride = unitStarter
         switch endpoint {
         case .adopted(let fd):
             guard SeqPacketSocket.isListening(fd) else {
@@ -141,10 +144,11 @@ public final class BootstrapServer: @unchecked Sendable {
         }
         watches = [accepting, noticing]
         budget = DescriptorBudget(quotas: quotas)
+        starter = UnitStarter(override: unitStarterOverride)
         let declared = entries.count
         log(.info, "listening on \(socketPath ?? "a passed socket"); \(declared) declared name\(declared == 1 ? "" : "s"); "
             + "descriptors: limit \(budget.limit), reserve \(budget.reserve)"
-            + (starter.program == nil ? "; no systemd: look-ups will not start units" : ""))
+            + "; " + starter.summary)
         reportIfChanged()
     }
 

@@ -3,33 +3,81 @@ import HarborPorts
 import HarborRunLoop
 
 /// Starts the systemd unit of a declared name whose service is not running,
-/// by running `systemctl start --no-block UNIT` (the program can be
-/// replaced, for tests). `--no-block` queues the job and returns, so the
+/// by one of three means, chosen when the server starts (after harbord gave
+/// up root, so it knows what it may do):
+///
+/// 1. a replacement program (`--unit-starter`, for tests): `PROGRAM start --no-block UNIT`;
+/// 2. a request file (``ActivationRequests``) when `/run/harbor/activate`
+///    exists and this process may write in it: under the shipped units,
+///    harbord runs without root and `harbor-activate.service` starts the
+///    unit if the policy file declares it;
+/// 3. `systemctl start --no-block UNIT` when systemd runs (`/run/systemd/system`),
+///    which needs root (as a harbord run by hand with `--user root`);
+///
+/// and otherwise not at all: the look-up says so in the log. Either way the
 /// look-up that caused it is answered at once; the messages it sends wait
 /// in the port until the service checks in.
 ///
-/// Without systemd (no `/run/systemd/system`) and no replacement program,
-/// nothing is started and the look-up says so in the log.
-///
-/// **Cost:** one `posix_spawn` per activation, reaped through a pidfd on the
-/// server's loop (no thread).
+/// **Cost:** a request file: one `open` and `close`. A program: one
+/// `posix_spawn`, reaped through a pidfd on the server's loop (no thread).
 struct UnitStarter: Sendable {
-    /// The program to run, or nil when there is no service manager.
-    let program: String?
+    /// How units are started.
+    enum Mechanism: Sendable, Hashable {
+        /// Run this program as `PROGRAM start --no-block UNIT`.
+        case program(String)
+        /// Write a request file for the root activator.
+        case requestFiles(ActivationRequests)
+        /// No service manager: units are not started.
+        case none
+    }
 
-    /// `override` if given, else `systemctl` when systemd is running.
-    init(override: String?) {
+    let mechanism: Mechanism
+
+    /// Starts units by `mechanism`.
+    init(mechanism: Mechanism) { self.mechanism = mechanism }
+
+    /// `override` if given; else request files if their directory is
+    /// writable here; else `systemctl` when systemd is running.
+    init(override: String?, requests: ActivationRequests = ActivationRequests()) {
         if let override {
-            program = override
+            mechanism = .program(override)
+        } else if requests.isWritable {
+            mechanism = .requestFiles(requests)
+        } else if FileSystem.exists("/run/systemd/system") {
+            mechanism = .program("systemctl")
         } else {
-            program = FileSystem.exists("/run/systemd/system") ? "systemctl" : nil
+            mechanism = .none
         }
     }
 
-    /// Runs `PROGRAM start --no-block UNIT`; `finished` gets a one-line
-    /// outcome on the loop's thread when it exits.
+    /// What the start-up log line says about activation.
+    var summary: String {
+        switch mechanism {
+        case .program(let program): "look-ups start units with \(program) start --no-block UNIT"
+        case .requestFiles(let requests): "look-ups start units through request files in \(requests.directory) (harbor-activate.path)"
+        case .none: "no systemd: look-ups will not start units"
+        }
+    }
+
+    /// Starts `unit` by the chosen means; `finished` gets a one-line outcome
+    /// on the loop's thread (for a program, when it exits). False if there
+    /// is no means (``Mechanism/none``).
     func start(_ unit: String, loop: Loop, mode: LoopMode, finished: @escaping @Sendable (Bool, String) -> Void) -> Bool {
-        guard let program else { return false }
+        let program: String
+        switch mechanism {
+        case .none:
+            return false
+        case .requestFiles(let requests):
+            do {
+                try requests.request(unit)
+                finished(true, "requested in \(requests.directory) (harbor-activate.service starts it)")
+            } catch {
+                finished(false, "cannot write a request in \(requests.directory): \(SystemError.reason(error.code))")
+            }
+            return true
+        case .program(let name):
+            program = name
+        }
         let words: [String] = [program, "start", "--no-block", unit]
         let pid: Int32
         do {

@@ -27,6 +27,24 @@ package enum FileSystem {
     /// Removes the name `path`; a missing one is not an error. C: `unlink`.
     package static func remove(_ path: String) { _ = unlink(path) }
 
+    /// Removes the name `path` (a file, a link itself, or an empty
+    /// directory); whether nothing is left there. C: `unlink`, `rmdir`.
+    package static func removeEntry(_ path: String) -> Bool {
+        if unlink(path) == 0 || charbor_errno() == ENOENT { return true }
+        return rmdir(path) == 0 || charbor_errno() == ENOENT
+    }
+
+    /// Whether this process may make and remove names in directory `path`
+    /// (by its real ids). C: `access(W_OK | X_OK)`.
+    package static func isWritableDirectory(_ path: String) -> Bool { access(path, W_OK | X_OK) == 0 }
+
+    /// Creates an empty file at `path` with `mode` (an existing file is
+    /// kept as it is; a link there is refused: ELOOP). C: `open(O_CREAT | O_NOFOLLOW)`, `close`.
+    package static func touch(_ path: String, mode: mode_t = 0o600) throws(SystemError) {
+        let fd = try systemCall("open") { open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, mode) }
+        _ = close(fd)
+    }
+
     /// Sets the permission bits of `path`. C: `chmod`.
     package static func setMode(_ path: String, _ mode: mode_t) throws(SystemError) {
         _ = try systemCall("chmod") { chmod(path, mode) }
@@ -48,10 +66,10 @@ package enum FileSystem {
         return bytes
     }
 
-    /// The names in directory `path`, without `.`, `..` and other names
-    /// starting with a dot; nil if it cannot be read.
-    /// C: `opendir`, `readdir`, `closedir`.
-    package static func entries(of path: String) -> [String]? {
+    /// The names in directory `path`, without `.`, `..` and (unless
+    /// `includingHidden`) other names starting with a dot; nil if it cannot
+    /// be read. C: `opendir`, `readdir`, `closedir`.
+    package static func entries(of path: String, includingHidden: Bool = false) -> [String]? {
         guard let directory = opendir(path) else { return nil }
         defer { closedir(directory) }
         var names: [String] = []
@@ -59,7 +77,8 @@ package enum FileSystem {
             let name = withUnsafePointer(to: entry.pointee.d_name) {
                 $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
             }
-            if !name.hasPrefix(".") { names.append(name) }
+            if name == "." || name == ".." { continue }
+            if includingHidden || !name.hasPrefix(".") { names.append(name) }
         }
         return names
     }

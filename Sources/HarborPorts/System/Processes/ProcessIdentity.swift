@@ -40,6 +40,10 @@ public struct ProcessIdentity: Hashable, Sendable, CustomStringConvertible {
         return fresh
     }
 
+    /// Drops the cached identity, so the next ``current`` reads the kernel
+    /// again: after the process changed its uid or gid.
+    package static func forgetCurrent() { cachedPid.store(0, ordering: .releasing) }
+
     // Atomics rather than a lock: the fork child handler must not touch a lock
     // another thread may have held at the moment of fork.
     private static let cachedPid = Atomic<Int32>(0)
