@@ -20,6 +20,7 @@ enum ListFlood {
         let replies = OwnPort()
         let total = options.count ?? 16_384
         var registered = 0, refused = 0, asked = 0
+        let start = ContinuousClock.now
         while asked < total {
             let batch = min(window, total - asked)
             var sent = 0
@@ -40,6 +41,7 @@ enum ListFlood {
         }
         report.set("registered", registered)
         report.set("refused", refused)
+        report.set("registerMs", Int((ContinuousClock.now - start) / .milliseconds(1)))
         report.set("listings", flood(target, for: options.hold > 0 ? options.hold : 5))
         report.set("servedAfter", Protocol.ping(target).inbound != nil)
         for port in [session, published, replies] { port.closeAll() }
