@@ -128,4 +128,7 @@ public final class Child {
 
     /// What stderr said so far (for failure messages).
     public var stderrSoFar: String { seen[stderrDescriptor, default: ""] }
+
+    /// What stdout said so far, as far as `waitFor` read it.
+    public var stdoutSoFar: String { seen[stdoutDescriptor, default: ""] }
 }

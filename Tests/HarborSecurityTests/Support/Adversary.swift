@@ -82,15 +82,16 @@ struct AdversaryRun: CustomStringConvertible {
 /// The adversary's uid and gid: nobody.
 let adversaryUID: uid_t = 65534
 
-/// Runs `harbor-adversary ATTACK` as uid 65534 against `victim`, with
+/// Runs `harbor-adversary ATTACK` as `uid` (and gid; 65534 unless told,
+/// any number works: setpriv needs no passwd entry) against `victim`, with
 /// `arguments`, and waits for it (killing it at `timeout`). Its executable
 /// is copied where that uid can run it (the build directory may not be).
 func runAdversary(_ attack: String, against victim: Victim, _ arguments: [String] = [],
-                  timeout: Duration = .seconds(120)) throws -> AdversaryRun {
+                  as uid: uid_t = adversaryUID, timeout: Duration = .seconds(120)) throws -> AdversaryRun {
     let scratch = Scratch()
     let executable = scratch.copy(builtExecutable("harbor-adversary"), as: "harbor-adversary")
     let out = scratch.writableFile("report")
-    let command = ["--reuid=\(adversaryUID)", "--regid=\(adversaryUID)", "--clear-groups", executable, attack,
+    let command = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", executable, attack,
                    "--target", victim.kind, "--out", out] + victim.adversaryArguments + arguments
     let child = try ChildProcess.spawn(executable: "/usr/bin/setpriv", arguments: command,
                                        initialMessage: victim.firstMessageForAdversary())

@@ -8,7 +8,10 @@ import Testing
 
 /// Everything one siege observed.
 struct Siege {
-    let adversary: AdversaryRun
+    /// The first adversary's run (the only one, unless several uids attacked).
+    var adversary: AdversaryRun { adversaries[0] }
+    /// Every adversary's run, one per uid, in the order of `uids`.
+    let adversaries: [AdversaryRun]
     /// Honest requests that went wrong while the adversary ran (and just after).
     let honestFailures: [String]
     let honestSuccesses: Int
@@ -33,7 +36,8 @@ struct Siege {
     }
 
     var summary: String {
-        "adversary: \(adversary); honest: \(honestSuccesses) ok, \(honestFailures.count) failed "
+        "adversar\(adversaries.count == 1 ? "y" : "ies"): \(adversaries.map(\.description).joined(separator: " | ")); "
+            + "honest: \(honestSuccesses) ok, \(honestFailures.count) failed "
             + "\(honestFailures.prefix(3)); baseline \(baseline), peak \(peak.map { "\($0)" } ?? "-"), "
             + "after \(after.map { "\($0)" } ?? "-"), idle CPU \(idleCPU.map { "\(Int($0 * 1000)) ‰" } ?? "-"); "
             + "refusals \(refusalsBefore ?? [:]) → \(refusalsAfter ?? [:])"
@@ -56,9 +60,10 @@ struct Slack {
 }
 
 /// Warms `victim` up (honest requests and a harmless adversary), measures
-/// it, then runs `attack` with the honest client going every 100 ms.
-func besiege(_ victim: Victim, _ attack: String, _ arguments: [String] = [], slack: Slack = Slack(),
-             timeout: Duration = .seconds(120)) throws -> Siege {
+/// it, then runs `attack` with the honest client going every 100 ms: one
+/// adversary per uid of `uids`, all at once.
+func besiege(_ victim: Victim, _ attack: String, _ arguments: [String] = [], uids: [uid_t] = [adversaryUID],
+             slack: Slack = Slack(), timeout: Duration = .seconds(120)) throws -> Siege {
     for _ in 0..<3 { _ = victim.honestRequest() }
     _ = try runAdversary("noop", against: victim, timeout: .seconds(30))
     for _ in 0..<3 { _ = victim.honestRequest() }
@@ -77,7 +82,12 @@ func besiege(_ victim: Victim, _ attack: String, _ arguments: [String] = [], sla
         }
         return (successes, failures)
     }
-    let adversary = try runAdversary(attack, against: victim, arguments, timeout: timeout)
+    let runs = uids.map { uid in
+        TestThread { () -> Result<AdversaryRun, any Error> in
+            Result { try runAdversary(attack, against: victim, arguments, as: uid, timeout: timeout) }
+        }
+    }
+    let adversaries = try runs.map { try $0.join().get() }
     usleep(300_000)  // one or two more honest requests after it left
     stop.set()
     let (successes, failures) = honest.join()
@@ -93,7 +103,7 @@ func besiege(_ victim: Victim, _ attack: String, _ arguments: [String] = [], sla
     }
     let honestAfter = victim.honestRequest()
     let idle = cpuShare(of: victim.pid)
-    let siege = Siege(adversary: adversary, honestFailures: failures, honestSuccesses: successes, baseline: baseline,
+    let siege = Siege(adversaries: adversaries, honestFailures: failures, honestSuccesses: successes, baseline: baseline,
                  peak: peak, after: after, refusalsBefore: refusalsBefore, refusalsAfter: victim.refusals(),
                  aliveAfter: victim.isAlive, honestAfter: honestAfter, idleCPU: idle)
     print("siege \(victim.kind) \(attack): \(siege.summary)")
@@ -109,7 +119,8 @@ func expectContained(_ siege: Siege, slack: Slack = Slack(), refusals: Int = 0, 
                      adversaryFinishes: Bool = true, sourceLocation: SourceLocation = #_sourceLocation) {
     let summary = siege.summary
     if adversaryFinishes {
-        #expect(siege.adversary.finished, "the adversary did not run to its end: \(summary)", sourceLocation: sourceLocation)
+        let finished = siege.adversaries.allSatisfy { $0.finished }
+        #expect(finished, "an adversary did not run to its end: \(summary)", sourceLocation: sourceLocation)
     }
     #expect(siege.aliveAfter, "the victim died: \(summary)", sourceLocation: sourceLocation)
     #expect(siege.honestFailures.count == 0, "the honest client failed: \(summary)", sourceLocation: sourceLocation)

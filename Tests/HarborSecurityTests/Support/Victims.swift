@@ -140,15 +140,23 @@ final class HarbordVictim: Victim, @unchecked Sendable {
     private let counter = Atomic<Int>(0)
     /// Messages that reached root's services from anyone but this process.
     let strangers = Atomic<Int>(0)
+    private let newProcessUID: uid_t
+    private let checksIn: Bool
 
     var adversaryArguments: [String] { ["--socket", socketPath] }
 
     /// Starts harbord with a soft descriptor limit of `descriptorLimit`
-    /// (systemd's default for a service), through `prlimit`.
-    init(descriptorLimit: Int = 1024, extraArguments: [String] = []) throws {
+    /// (systemd's default for a service), through `prlimit`, and
+    /// `extraPolicy` lines after the declaration of root's name. The honest
+    /// client's new processes run as `newProcessUID`; with `checksIn`, each
+    /// honest request also checks a fresh name in (and lets it go).
+    init(descriptorLimit: Int = 1024, extraArguments: [String] = [], extraPolicy: String = "",
+         newProcessUID: uid_t = 1000, checksIn: Bool = false) throws {
         directory = Scratch()
         socketPath = directory.path + "/bootstrap.sock"
-        let policy = directory.write("policy.conf", "declare \(RootNames.declared) user=0\n")
+        self.newProcessUID = newProcessUID
+        self.checksIn = checksIn
+        let policy = directory.write("policy.conf", "declare \(RootNames.declared) user=0\n" + extraPolicy)
         child = Child(["/usr/bin/prlimit", "--nofile=\(descriptorLimit):\(descriptorLimit)", builtExecutable("harbord"),
                        "--foreground", "--socket", socketPath, "--policy", policy] + extraArguments,
                       environment: baseEnvironment())
@@ -180,6 +188,10 @@ final class HarbordVictim: Victim, @unchecked Sendable {
             }
             if let wrong = try roundTrip(RootNames.checkedIn, service, number) { return wrong }
             if let wrong = try roundTrip(RootNames.registered, registeredPort, number) { return wrong }
+            if checksIn {
+                let fresh = try client.checkIn("root.fresh.\(number)")
+                if let wrong = try roundTrip("root.fresh.\(number)", fresh, number) { return wrong }
+            }
             return nil
         } catch {
             return "\(error)"
@@ -187,16 +199,17 @@ final class HarbordVictim: Victim, @unchecked Sendable {
     }
 
     /// Runs `harbor list` as uid 1000 (a process and uid harbord has not
-    /// seen yet); what went wrong, or nil.
+    /// seen yet; or `newProcessUID`); what went wrong, or nil.
     func newProcessLists() -> String? {
-        let command = ["/usr/bin/setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", harborCopy, "list",
+        let uid = newProcessUID
+        let command = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", harborCopy, "list",
                        "--socket", socketPath, "--timeout", "5"]
         let child = Child(command, environment: baseEnvironment())
         guard let code = child.exitCode(before: .now + .seconds(10)) else {
             kill(child.pid, SIGKILL)
-            return "harbor list as uid 1000 did not finish"
+            return "harbor list as uid \(uid) did not finish"
         }
-        return code == 0 ? nil : "harbor list as uid 1000 exited \(code): \(child.stderrSoFar.prefix(200))"
+        return code == 0 ? nil : "harbor list as uid \(uid) exited \(code): \(child.stderrSoFar.prefix(200))"
     }
 
     /// Looks `name` up, sends to it and receives on `port`; what went
