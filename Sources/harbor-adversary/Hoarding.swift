@@ -33,22 +33,27 @@ enum Hoarding {
         let count = options.count ?? 600
         var kept: [CInt] = []
         var checkedIn = 0, registered = 0, refused = 0
-        // Each request carries a send right to a fresh port of the
-        // adversary's: the name's session (or, to an older harbord, the
-        // right it publishes), so each name costs harbord what it can.
+        // Each request carries send rights to two fresh ports of the
+        // adversary's: the name's session (right 0) and the name's port,
+        // which harbord keeps (right 1), so each name costs harbord what it can.
         for (request, prefix) in [(Protocol.Bootstrap.checkIn, "in"), (Protocol.Bootstrap.register, "reg")] {
             for index in 0..<count {
                 let own = OwnPort()
                 let slots = ownSlotCounter()
+                let named = OwnPort()
+                let namedSlots = ownSlotCounter()
                 let answer = target.request(id: request, body: Array("adversary.\(prefix).\(index)".utf8),
-                                            rights: [.send(own.identity, socket: own.sending, slots: slots)])
+                                            rights: [.send(own.identity, socket: own.sending, slots: slots),
+                                                     .send(named.identity, socket: named.sending, slots: namedSlots)])
                 if let reply = answer.inbound, reply.id == 0 {
                     if request == Protocol.Bootstrap.checkIn { checkedIn += 1 } else { registered += 1 }
-                    kept += [own.receiving, own.sending, slots] + reply.descriptors
+                    kept += [own.receiving, own.sending, slots, named.receiving, named.sending, namedSlots] + reply.descriptors
                 } else {
                     refused += 1
                     own.closeAll()
+                    named.closeAll()
                     close(slots)
+                    close(namedSlots)
                     answer.inbound?.closeAll()
                 }
             }
