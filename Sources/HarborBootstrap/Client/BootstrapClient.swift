@@ -125,8 +125,8 @@ public final class BootstrapClient: Sendable {
     }
 
     /// Publishes `right` as `name` in the caller's scope, until the port dies
-    /// or ``unregister(_:)``. This process's session keeps the right and
-    /// answers look-ups with it.
+    /// or ``unregister(_:)``. The server keeps a copy of the right and
+    /// answers look-ups with copies of it.
     /// - Throws: ``BootstrapError/Code/nameInUse`` if the name is taken in that scope.
     public func register(_ name: String, _ right: SendRight) throws(BootstrapError) {
         try BootstrapName.check(name)

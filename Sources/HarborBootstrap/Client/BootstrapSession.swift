@@ -54,8 +54,8 @@ final class BootstrapSession: Sendable {
         self.link = link
         right = port.makeSendRight()
         do { try port.setQueueLimit(256) } catch {}
-        // Without a thread (out of threads) the session answers nothing; the
-        // names still work for this process, as before the session existed.
+        // Without a thread (out of threads) the session reports nothing; the
+        // names still work, and go when their ports or this process do.
         Self.threads.add(1, ordering: .sequentiallyConsistent)
         let owned = Unmanaged.passRetained(self)
         if let handle = try? SystemThread.spawn({ Self.serve(owned) }) {

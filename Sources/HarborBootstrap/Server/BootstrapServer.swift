@@ -13,13 +13,15 @@ import HarborRunLoop
 /// on what a relay claims. Names live in the caller's uid's scope, except
 /// names the policy shares. Declared names get their port at start-up, so
 /// messages sent before their service starts wait for it; a check-in moves
-/// the port, with them, to the service. The server keeps no right to a port
-/// a service holds: look-ups go through the holder's session.
+/// the port, with them, to the service, each keeping its sender. The server
+/// keeps one send right to each name's port and answers look-ups with copies
+/// of it (they share its connection), and answers only into the asker's own
+/// process.
 ///
 /// What a uid can make the server hold is bounded (``BootstrapQuotas``).
 ///
-/// **Cost:** per request, one message in and one reply out (a look-up of a
-/// held name: one message on to the holder's session, which answers).
+/// **Cost:** per request, one message in and one reply out; per name a
+/// service holds, two descriptors (its port's right), charged to its owner.
 /// Idle, it costs nothing: one epoll wait.
 /// **Thread safety:** make it on any thread; ``start(on:mode:)``,
 /// ``stop()`` and ``summary`` on the loop's thread, where it runs.
