@@ -23,7 +23,7 @@ struct Harbord: ParsableCommand {
             watchdog pings from the run loop, STOPPING=1 and exit 0 on SIGTERM. See Docs/harbord.md.
 
             Started as root outside a service manager, it gives up root once its socket is bound: it switches \
-            to --user (default: the user harbord if it exists, else nobody).
+            to --user (default: the user harbord if it exists, else a uid of its own in 61184-65519).
 
             Exit status: 0 stopped on SIGTERM/SIGINT, 64 bad command line, 71 cannot listen, \
             77 cannot switch users, 78 bad policy file.
@@ -39,7 +39,7 @@ struct Harbord: ParsableCommand {
     var policy: String?
 
     @Option(name: .long, help: ArgumentHelp(
-        "Started as root: the user to switch to once the socket is bound (default: harbord if it exists, else nobody; root keeps root).",
+        "Started as root: the user to switch to once the socket is bound (default: harbord if it exists, else a uid of its own in 61184-65519 that no account names; root keeps root).",
         valueName: "name"))
     var user: String?
 

@@ -8,7 +8,9 @@ import Logging
 ///
 /// Started as root by hand (no service manager), harbord binds its socket,
 /// then switches for good to `--user NAME` (default: the user `harbord` if
-/// the user database has one, else `nobody`), in the order `setgroups`,
+/// the user database has one, else a uid of its own that no account names,
+/// as `DynamicUser=` picks; never `nobody`, whose other processes would share
+/// its uid), in the order `setgroups`,
 /// `setgid`, `setuid`, and checks that it took: real, effective and saved
 /// ids all the user's, no other group, and `seteuid(0)` refused. Any
 /// failure stops start-up. `--user root` keeps root on purpose.
@@ -51,8 +53,11 @@ struct PrivilegeDrop {
             return (nil, "running as root: started by a service manager, which chooses the user "
                 + "(the shipped harbord.service uses DynamicUser=); --user NAME switches")
         }
-        guard let account = UserAccount.named("harbord") ?? UserAccount.named("nobody") else {
-            throw StartupError("started as root, and the user database has neither harbord nor nobody: pass --user NAME")
+        // Never nobody by default: its other processes would share harbord's
+        // uid, and with it the kernel's per-user count of descriptors in
+        // flight, which one of them could exhaust to stop harbord's replies.
+        guard let account = UserAccount.named("harbord") ?? UserAccount.unnamed(for: "harbord") else {
+            throw StartupError("started as root, with no user harbord and no free uid in 61184-65519: pass --user NAME")
         }
         return (PrivilegeDrop(account: account), nil)
     }

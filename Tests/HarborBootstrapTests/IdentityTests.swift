@@ -46,15 +46,7 @@ extension BootstrapTests {
                 // them in its queue (a pump there may stop reading ahead at a
                 // message with rights, so sending after the move would leave
                 // them on the connection, where they stay root's own).
-                var keep = Message(id: PeerCommands.keep)
-                keep.attach(moved)
-                #expect(try relay.request(keep).text == "kept")
-                // nobody receives once (reading the rest into its queue), then
-                // exits: the port comes home through the port-destroyed request.
-                #expect(try relay.request(Message(id: PeerCommands.receiveKept, text: "5000")).text == "#1")
-                relay.stop()
-                var notice = try back.receive(timeout: .seconds(10))
-                let returned = try notice.takeReceiveRight(at: 0)
+                let returned = try relay.relayHome(moved, back: back)
 
                 for _ in 0..<3 {
                     let request = try returned.receive(timeout: .seconds(5))
@@ -110,6 +102,19 @@ final class NobodyPeer {
         message.setReplyRight(replies.makeSendOnceRight())
         try port.send(message, timeout: .seconds(10))
         return try replies.receive(timeout: .seconds(30))
+    }
+
+    /// Makes nobody relay `moved`'s queue home: it keeps the port, receives
+    /// once (reading the rest into its queue) and exits, and the port comes
+    /// back through its port-destroyed request to `back`.
+    func relayHome(_ moved: consuming ReceiveRight, back: borrowing ReceiveRight) throws -> ReceiveRight {
+        var keep = Message(id: PeerCommands.keep)
+        keep.attach(moved)
+        #expect(try request(keep).text == "kept")
+        #expect(try request(Message(id: PeerCommands.receiveKept, text: "5000")).text == "#1")
+        stop()
+        var notice = try back.receive(timeout: .seconds(10))
+        return try notice.takeReceiveRight(at: 0)
     }
 
     /// Asks it to exit (it lets go of what it keeps) and reaps it.

@@ -20,6 +20,7 @@ extension BootstrapTests {
             #expect(harbord.waitUntilReady())
             let uids = try #require(procStatusIDs("Uid:", of: harbord.child.pid))
             #expect(uids.count == 4 && uids.allSatisfy { $0 != 0 }, "harbord's uids after start-up: \(uids)")
+            #expect(!uids.contains(65534), "harbord shares nobody's uid (and its per-user limits): \(uids)")
             #expect(harbord.child.waitForStderr("gave up root after binding the socket"), "\(harbord.child.stderrSoFar)")
             let early = harbord.harbor(["send", "early", "from root"])
             #expect(early.exitCode() == 0, "\(early.stderrSoFar)")

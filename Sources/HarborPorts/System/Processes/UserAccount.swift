@@ -36,4 +36,24 @@ package struct UserAccount: Sendable, Hashable, CustomStringConvertible {
         guard status == 0, result != nil else { return nil }
         return UserAccount(name: name, uid: entry.pw_uid, gid: entry.pw_gid)
     }
+
+    /// Whether the user database has an account with `uid`. C: `getpwuid_r`.
+    package static func exists(uid: uid_t) -> Bool {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        return getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0 && result != nil
+    }
+
+    /// A uid and gid of its own for a service with no account, as systemd's
+    /// `DynamicUser=` picks one: the first of 61184–65519 the user database
+    /// does not name (nil if all are taken). No other process runs as it
+    /// unless someone chose it on purpose, so it shares nothing (the kernel's
+    /// per-user limits, `/proc` access, signals) with `nobody`'s processes.
+    package static func unnamed(for service: String) -> UserAccount? {
+        for uid in uid_t(61184)...uid_t(65519) where !exists(uid: uid) {
+            return UserAccount(name: "\(service) (uid \(uid), no account)", uid: uid, gid: gid_t(uid))
+        }
+        return nil
+    }
 }
