@@ -86,12 +86,12 @@ final class DescriptorReplyFloor: BenchmarkVariant {
         guard socketpair(AF_UNIX, charbor_SOCK_SEQPACKET | charbor_SOCK_CLOEXEC, 0, &pair) == 0 else { exit(1) }
         let memfd = charbor_memfd_create("harbor-bench-slots", UInt32(charbor_MFD_CLOEXEC))
         guard memfd >= 0 else { exit(1) }
-        var buffer = [UInt8](repeating: 0, count: 64)
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 8)
         let space = charbor_CMSG_SPACE(2 * MemoryLayout<CInt>.size)
         let control = UnsafeMutableRawPointer.allocate(byteCount: space, alignment: 8)
         control.initializeMemory(as: UInt8.self, repeating: 0, count: space)
-        while read(0, &buffer, buffer.count) > 0 {
-            var vector = iovec(iov_base: &buffer, iov_len: 16)
+        while read(0, buffer, 64) > 0 {
+            var vector = iovec(iov_base: buffer, iov_len: 16)
             var message = msghdr()
             let sent = withUnsafeMutablePointer(to: &vector) { vectorPointer in
                 message.msg_iov = vectorPointer
