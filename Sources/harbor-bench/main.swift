@@ -14,6 +14,8 @@ let usage = """
 var arguments = Array(CommandLine.arguments.dropFirst())
 // The other process of the cross-process benchmarks (harbor-bench re-executed).
 if arguments.first == PeerLink.subcommand { runCrossProcessPeer(Array(arguments.dropFirst())) }
+// The other process of the bootstrap-lookup benchmark's descriptor floor.
+if arguments.first == DescriptorReplyFloor.subcommand { DescriptorReplyFloor.serve() }
 var options = RunOptions()
 var names: [String] = []
 while !arguments.isEmpty {

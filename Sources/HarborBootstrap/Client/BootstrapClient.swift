@@ -7,7 +7,8 @@ import Synchronization
 /// Connecting to the server's socket yields this process's first right, a
 /// send right to its uid's bootstrap port (the server sends it down the
 /// fresh connection, which is then closed). Every request is a message to
-/// that port carrying a send-once reply right; the server learns the
+/// that port carrying a reply right (a copy of one send right to this
+/// client's reply port, `BootstrapReplies`); the server learns the
 /// caller's uid from the kernel's credentials on the message, never from
 /// its bytes.
 ///
@@ -26,9 +27,10 @@ import Synchronization
 /// or not this object does.
 ///
 /// **Cost:** connecting is one `connect` and one packet. Each request is a
-/// round trip through the server: two packets and one socket pair (the
-/// reply right's connection); a look-up's reply carries a copy of the
-/// server's right to the name's port, sharing its connection.
+/// round trip through the server: two packets (every request's reply right
+/// passes the reply port's one connection, made with the first request); a
+/// look-up's reply carries a copy of the server's right to the name's port,
+/// sharing its connection.
 /// **Thread safety:** any thread; requests from several threads are served
 /// one at a time (one reply port, under a lock).
 /// **Darwin equivalent:** `bootstrap_look_up`, `bootstrap_check_in`,
@@ -39,9 +41,9 @@ public final class BootstrapClient: Sendable {
     /// The socket it connected to ("" for a right handed in).
     public var socketPath: String { link.socketPath }
     private let link: BootstrapLink
-    /// The reply port, replaced after a timeout so a late reply cannot
-    /// answer the next request.
-    private let replies: HarborLock<ReceiveRight>
+    /// The reply port and its shared reply right, replaced after a timeout
+    /// so a late reply cannot answer the next request.
+    private let replies: HarborLock<BootstrapReplies>
     private let session = HarborLock<BootstrapSession?>(nil)
 
     /// Connects to the name server at `socketPath` (default:
@@ -52,7 +54,7 @@ public final class BootstrapClient: Sendable {
     public init(socketPath: String? = nil, timeout: Duration = .seconds(5)) throws(BootstrapError) {
         self.timeout = timeout
         link = try BootstrapLink(socketPath: socketPath ?? BootstrapAddress.clientPath, timeout: timeout)
-        replies = HarborLock(ReceiveRight())
+        replies = HarborLock(BootstrapReplies())
     }
 
     /// Uses an existing send right to a bootstrap port (one passed in a
@@ -61,7 +63,7 @@ public final class BootstrapClient: Sendable {
     public init(bootstrapPort: SendRight, timeout: Duration = .seconds(5)) {
         self.timeout = timeout
         link = BootstrapLink(right: bootstrapPort, timeout: timeout)
-        replies = HarborLock(ReceiveRight())
+        replies = HarborLock(BootstrapReplies())
     }
 
     deinit { session.withLock { $0 }?.clientLeft() }

@@ -95,9 +95,11 @@ final class BootstrapLink: Sendable {
 
     /// One request and its reply, through `replies` (replaced after a
     /// timeout, so a late reply cannot answer the next request). A request
-    /// that finds the server gone connects again once and is sent again.
+    /// that finds the server gone connects again once and is sent again; a
+    /// server that dies holding the request is heard at once, through the
+    /// dead-name notification `replies` asks for on the bootstrap right.
     func exchange(
-        _ id: Int32, body: [UInt8], carrying rights: [SendRight], replies: inout ReceiveRight
+        _ id: Int32, body: [UInt8], carrying rights: [SendRight], replies: inout BootstrapReplies
     ) throws(BootstrapError) -> Message {
         var link = current
         var attempt = 0
@@ -105,34 +107,43 @@ final class BootstrapLink: Sendable {
             attempt += 1
             var message = Message(id: id, body: body)
             for right in rights { message.attach(right) }
-            message.setReplyRight(replies.makeSendOnceRight())
+            message.setReplyRight(replies.right)
+            replies.watch(link)
             do throws(PortError) {
                 try link.right.send(message, timeout: timeout)
             } catch {
                 if error.code == .deadName, attempt == 1, !socketPath.isEmpty {
-                    // The unused reply right dies with the undelivered request and
-                    // its send-once notification goes to `replies`: use a new port.
-                    replies = ReceiveRight()
                     link = try reconnect(after: link.generation)
                     continue
                 }
                 throw BootstrapError(.unreachable, "the name server is gone: \(error.detail)", underlying: error)
             }
+            return try awaitReply(on: link, replies: &replies)
+        }
+    }
+
+    /// The reply to the request just sent over `link`. Notifications about
+    /// an earlier link's right (it died, or its request was let go) are
+    /// passed over.
+    private func awaitReply(on link: Current, replies: inout BootstrapReplies) throws(BootstrapError) -> Message {
+        let deadline = ContinuousClock.now + timeout
+        while true {
             let reply: Message
             do throws(PortError) {
-                reply = try replies.receive(timeout: timeout)
+                reply = try replies.port.receive(timeout: max(.zero, ContinuousClock.now.duration(to: deadline)))
             } catch {
-                replies = ReceiveRight()
+                replies = BootstrapReplies()
                 if error.code == .timedOut {
                     throw BootstrapError(.timedOut, "no reply within \(timeout)", underlying: error)
                 }
                 throw BootstrapError(.unreachable, "receiving the reply: \(error.detail)", underlying: error)
             }
-            // A server that died holding the request: its send-once connection closed unused.
-            if reply.notification != nil {
-                replies = ReceiveRight()
+            if BootstrapReplies.isServerDeath(reply, on: link) {
+                // A server that died holding the request: its bootstrap port is gone.
+                replies = BootstrapReplies()
                 throw BootstrapError(.unreachable, "the name server dropped the request")
             }
+            if reply.notification != nil { continue }
             guard reply.id == 0 else {
                 throw BootstrapError(.fromWire(reply.id), reply.text.isEmpty ? "refused" : reply.text)
             }

@@ -30,7 +30,7 @@ final class BootstrapSession: Sendable {
     let right: SendRight
     let link: BootstrapLink
     private let table = HarborLock(Table())
-    private let replies = HarborLock(ReceiveRight())
+    private let replies = HarborLock(BootstrapReplies())
     private let thread = HarborLock<SystemThread?>(nil)
 
     /// A name this process holds.

@@ -167,7 +167,7 @@ extension BootstrapServer {
             total += count
             if !isPrivileged(other) { unprivilegedTotal += count }
         }
-        let shares = DescriptorShares(available: budget.available(serverOwn: 5 * watchedWaitingPorts))
+        let shares = DescriptorShares(available: budget.available(serverOwn: 5 * watchedWaitingPorts + 2))
         if shares.allows(held: held, more: descriptors, privileged: isPrivileged(uid),
                          unprivilegedTotal: unprivilegedTotal, total: total) { return nil }
         return BootstrapError(.overQuota, "uid \(uid) holds \(held) of the name server's descriptors and may not take "

@@ -25,6 +25,7 @@ extension BootstrapServer {
                      + "its reply right leads to another process")
             return
         }
+        keepReplyRight(of: &message)
         if id == BootstrapRequest.list {
             list(&message, for: sender)
             return
@@ -232,6 +233,19 @@ extension BootstrapServer {
     }
 
     // MARK: Replies
+
+    /// Keeps a copy of `request`'s reply right if it is a send right
+    /// (``recentReplyRight``); the request keeps it too.
+    private func keepReplyRight(of request: inout Message) {
+        guard let reply = request.takeReplyRight() else { return }
+        switch consume reply {
+        case .send(let right):
+            if recentReplyRight != right { recentReplyRight = right }
+            request.setReplyRight(right)
+        case .sendOnce(let right):
+            request.setReplyRight(right)
+        }
+    }
 
     func send(_ answer: consuming Message, replyingTo request: inout Message) {
         do { try request.reply(answer, timeout: .zero) } catch {

@@ -81,6 +81,13 @@ public final class BootstrapServer: @unchecked Sendable {
     /// Waiting ports with senders in other processes: about five descriptors
     /// each (eventfd, epoll set, slot counter, both ends of the shared connection), the server's own.
     var watchedWaitingPorts = 0
+    /// The reply right of the latest request that carried a send right (a
+    /// client's shared reply right, `BootstrapReplies`): kept, so the next
+    /// request from that client, carrying a copy of it, finds its port known
+    /// here and its redundant descriptors are simply closed, instead of
+    /// making a proxy and mapping its slot counter each time. Two
+    /// descriptors at most, the server's own.
+    var recentReplyRight: SendRight?
     /// Out-of-descriptor failures of `accept`: the pause before the next try, what to log.
     var acceptBackoff = AcceptBackoff()
     var loop: Loop?
@@ -164,6 +171,7 @@ public final class BootstrapServer: @unchecked Sendable {
         let count = entries.count
         entries = [:]
         sessions = [:]
+        recentReplyRight = nil
         heldPorts = [:]
         users = [:]
         userByPort = [:]

@@ -17,22 +17,24 @@ extension PortCore {
     static func importSendRight(
         _ identity: PortIdentity, socket: SharedDescriptor, slots: SharedDescriptor
     ) throws(WireRejection) -> SendRightToken {
-        guard SeqPacketSocket.isSeqPacket(socket.rawValue) else {
-            throw WireRejection(.badDescriptor, "send right is not a socket")
-        }
         let slotsFile: FileKey
         let creator: ProcessIdentity
         do {
             slotsFile = try FileKey(of: slots.rawValue)
+            // Fails for anything but a socket.
             creator = try SeqPacketSocket.creator(socket.rawValue)
         } catch {
             throw WireRejection(.badDescriptor, "send right: \(error)")
         }
         if let existing = PortRegistry.port(identity, slots: slotsFile, creator: creator.pid) {
             // Already known here, proven by the slot counter it carries: the
-            // new descriptors are redundant; closing them tells the receiver
-            // one connection fewer.
+            // new descriptors are redundant (never sent through, so their
+            // socket's type does not matter); closing them tells the
+            // receiver one connection fewer.
             return SendRightToken(port: existing)
+        }
+        guard SeqPacketSocket.isSeqPacket(socket.rawValue) else {
+            throw WireRejection(.badDescriptor, "send right is not a socket")
         }
         // Every right to a port carries that port's one slot counter: a
         // right naming a port known here with another counter is forged.
@@ -44,8 +46,8 @@ extension PortCore {
             throw WireRejection(.badDescriptor, "slot counter: \(error)")
         }
         let proxy = PortCore(identity: identity, name: PortName.next(),
-                             location: .proxy(RemoteRoute(socket: socket, slots: counter)))
-        PortRegistry.register(proxy)
+                             location: .proxy(RemoteRoute(socket: socket, slots: counter, creator: creator)))
+        PortRegistry.register(proxy, slots: slotsFile)
         return SendRightToken(port: proxy)
     }
 

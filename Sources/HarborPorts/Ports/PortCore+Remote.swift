@@ -72,7 +72,7 @@ extension PortCore {
     /// The process messages to this port reach (`SendRight.receivingProcess`).
     var receivingProcess: ProcessIdentity? {
         guard let route = state.withLock({ $0.route }) else { return .current }
-        return try? SeqPacketSocket.creator(route.socket.rawValue)
+        return try? route.creator()
     }
 
     /// Descriptors this process holds for the port: for a port received
@@ -281,7 +281,7 @@ extension PortCore {
         }
         guard let transport = try? watcher.ensureTransport(),
               let token = try? transport.addWatch(on: route, for: self) else { return }
-        state.withLock { $0.watchers.append((transport, token)) }
+        state.withLock { $0.watchers.append(ProxyWatch(transport: transport, token: token)) }
         // It may have died between the first look and the watch.
         if route.hasHungUp { remoteDied() }
     }

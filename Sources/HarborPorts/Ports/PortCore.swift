@@ -39,7 +39,9 @@ package final class PortCore: Sendable {
         /// it without retaining and releasing the transport.
         private(set) var slotCounter: SharedSlots.Counter?
         /// Watches this proxy registered on local ports for its hang-up.
-        var watchers: [(transport: PortTransport, token: UInt64)] = []
+        /// Weak: a watching port that dies takes its transport, and the
+        /// watch in its epoll set, with it.
+        var watchers: [ProxyWatch] = []
         /// Watches this proxy holds in the process's `RemoteDeathWatch`.
         var deathWatches: [UInt64] = []
         /// Whether send rights exported from here share one connection
@@ -68,7 +70,7 @@ package final class PortCore: Sendable {
 
     deinit {
         let (watchers, deathWatches) = state.withLock { ($0.watchers, $0.deathWatches) }
-        for watcher in watchers { watcher.transport.removeWatch(watcher.token) }
+        for watcher in watchers { watcher.transport?.removeWatch(watcher.token) }
         for token in deathWatches { RemoteDeathWatch.shared.remove(token) }
         // Forget this port's identity records: a peer inventing identities
         // makes the registry grow only while the rights it sent live.

@@ -64,21 +64,23 @@ package enum PortRegistry {
     /// it holds now (its transport's slot counter, or its route's counter
     /// and connection). Replaces an earlier record of the same object.
     /// Does nothing for a port without a slot counter (a send-once proxy).
-    package static func register(_ core: PortCore) {
-        let held = core.state.withLock { guarded -> (slots: CInt, route: CInt?)? in
+    /// - Parameter known: the key of that slot counter's file, when the
+    ///   caller has just asked the kernel for it (`FileKey(of:)`).
+    package static func register(_ core: PortCore, slots known: FileKey? = nil) {
+        let held = core.state.withLock { guarded -> (slots: CInt, route: RemoteRoute?)? in
             if let route = guarded.route {
                 guard let slots = route.slots else { return nil }
-                return (slots.descriptor.rawValue, route.socket.rawValue)
+                return (slots.descriptor.rawValue, route)
             }
             guard let transport = guarded.transport else { return nil }
             return (transport.slots.descriptor.rawValue, nil)
         }
         // The descriptors live as long as the route or transport: the
         // object holding them is kept by `core`, which the caller holds.
-        guard let held, let slots = try? FileKey(of: held.slots) else { return }
+        guard let held, let slots = known ?? (try? FileKey(of: held.slots)) else { return }
         var creator: Int32?
         if let route = held.route {
-            guard let made = try? SeqPacketSocket.creator(route) else { return }
+            guard let made = try? route.creator() else { return }
             creator = made.pid
         }
         let entry = Entry(core: core, slots: slots, creator: creator)

@@ -20,11 +20,26 @@ package final class RemoteRoute: Sendable {
     private let waiter = HarborLock<SharedDescriptor?>(nil)
     /// Held for the whole of a fragmented send (never by other sends).
     private let fragmenting = HarborLock<Int>(0)
+    /// The process that made the connection, once asked (``creator()``).
+    private let madeBy: HarborLock<ProcessIdentity?>
 
-    package init(socket: SharedDescriptor, slots: SharedSlots?) {
+    /// - Parameter creator: the process that made `socket`'s connection, if
+    ///   the caller already asked the kernel (`SeqPacketSocket.creator`).
+    package init(socket: SharedDescriptor, slots: SharedSlots?, creator: ProcessIdentity? = nil) {
         self.socket = socket
         self.slots = slots
         counter = slots?.counter
+        madeBy = HarborLock(creator)
+    }
+
+    /// The process that made the connection (`SO_PEERCRED`), asked of the
+    /// kernel once: it is fixed when the connection is made, and the socket
+    /// of a route never changes, so the answer holds for the route's life.
+    package func creator() throws(SystemError) -> ProcessIdentity {
+        if let known = madeBy.withLock({ $0 }) { return known }
+        let asked = try SeqPacketSocket.creator(socket.rawValue)
+        madeBy.withLock { $0 = asked }
+        return asked
     }
 
     /// Whether the receiving side is gone (every receiving end closed).

@@ -10,14 +10,20 @@ struct BootstrapLookUp: Benchmark {
     let iterations = (full: 200, quick: 50)
     let notes = [
         "floor: a 16-byte request and its echo over a SEQPACKET socket pair to another process (cat).",
+        "floor-fds: the raw minimum of a look-up: a 16-byte request, and a reply carrying two descriptors"
+            + " (SCM_RIGHTS, what a send right is) that the asker closes, to another process (harbor-bench itself).",
         "lookup-cold: connect to harbord's socket, receive the bootstrap right, look the name up (a new process's first look-up).",
         "lookup-cached: look the name up again on an open connection: one request and one reply carrying a send right.",
         "harbord and the echo service are separate processes (built beside harbor-bench).",
     ]
 
+    /// The look-ups are also measured against the raw minimum of a reply that carries descriptors.
+    var reference: String? { "floor-fds" }
+
     func makeVariants() throws -> [any BenchmarkVariant] {
         let fixture = try BootstrapFixture()
-        return [ProcessEchoFloor(), LookUpVariant(fixture, cold: true), LookUpVariant(fixture, cold: false)]
+        return [ProcessEchoFloor(), DescriptorReplyFloor(), LookUpVariant(fixture, cold: true),
+                LookUpVariant(fixture, cold: false)]
     }
 }
 

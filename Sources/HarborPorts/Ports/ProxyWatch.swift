@@ -1,0 +1,13 @@
+// Harbor — a proxy's watch for its own hang-up in the epoll set of a port that asked for its death.
+
+/// A watch a proxy registered on a local port's transport
+/// (`PortTransport.addWatch`), so whoever receives on that port hears the
+/// proxy's hang-up; the proxy removes it when it goes.
+///
+/// The transport is held weakly: the watching port may die first (a reply
+/// port replaced after a timeout), and its transport then goes with its
+/// epoll set, the watch in it included, instead of living on in the proxy.
+struct ProxyWatch: Sendable {
+    weak var transport: PortTransport?
+    let token: UInt64
+}

@@ -1,0 +1,114 @@
+// Harbor — the raw floor of a look-up: a 16-byte request, and a reply carrying two descriptors, to another process.
+import CHarborLinux
+import Glibc
+
+/// The least a look-up can cost on Linux: a 16-byte request over an
+/// AF_UNIX SOCK_SEQPACKET socket pair to another process, and its 16-byte
+/// reply carrying two descriptors in SCM_RIGHTS (what a look-up's reply
+/// must carry: a send right is a connection and the port's slot counter),
+/// which the asker receives and closes. The other process is harbor-bench
+/// re-executed (``serve()``), holding one socket and one memfd that it
+/// passes with every reply, as harbord passes its one right per name. No
+/// Harbor code runs.
+final class DescriptorReplyFloor: BenchmarkVariant {
+    /// The command line of the other process: `harbor-bench __descriptor-reply` (the socket is its stdin).
+    static let subcommand = "__descriptor-reply"
+    let name = "floor-fds"
+    let label = "raw SEQPACKET request + reply carrying 2 fds (SCM_RIGHTS) to another process"
+    let isRaw = true
+    private var socket: CInt = -1
+    private var child: pid_t = 0
+
+    func start() throws {
+        var pair: [CInt] = [-1, -1]
+        guard socketpair(AF_UNIX, charbor_SOCK_SEQPACKET | charbor_SOCK_CLOEXEC, 0, &pair) == 0 else {
+            throw BenchmarkFailure("socketpair: errno \(charbor_errno())")
+        }
+        let me = try BootstrapFixture.sibling("harbor-bench")
+        child = try BootstrapFixture.spawn([me, Self.subcommand], stdio: pair[1])
+        close(pair[1])
+        socket = pair[0]
+    }
+
+    func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
+        var request = [UInt8](repeating: 7, count: 16)
+        var reply = [UInt8](repeating: 0, count: 64)
+        let space = charbor_CMSG_SPACE(2 * MemoryLayout<CInt>.size)
+        let control = UnsafeMutableRawPointer.allocate(byteCount: space, alignment: 8)
+        defer { control.deallocate() }
+        try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
+            guard write(socket, &request, request.count) == request.count else {
+                throw BenchmarkFailure("descriptor-reply process failed: errno \(charbor_errno())")
+            }
+            let received = reply.withUnsafeMutableBytes { bytes in
+                Self.receive(socket, bytes, control: control, space: space)
+            }
+            guard received == 2 else { throw BenchmarkFailure("the reply carried \(received) descriptors, not 2") }
+        }
+    }
+
+    func stop() {
+        if socket >= 0 { close(socket) }
+        socket = -1
+        var status: CInt = 0
+        if child > 0 { waitpid(child, &status, 0) }
+        child = 0
+    }
+
+    /// One `recvmsg` into `bytes`; closes the descriptors that came with it
+    /// and returns how many did (-1 if the peer is gone).
+    @inline(__always)
+    private static func receive(
+        _ socket: CInt, _ bytes: UnsafeMutableRawBufferPointer, control: UnsafeMutableRawPointer, space: Int
+    ) -> Int {
+        var vector = iovec(iov_base: bytes.baseAddress, iov_len: bytes.count)
+        var message = msghdr()
+        return withUnsafeMutablePointer(to: &vector) { vectorPointer in
+            message.msg_iov = vectorPointer
+            message.msg_iovlen = 1
+            message.msg_control = control
+            message.msg_controllen = space
+            guard recvmsg(socket, &message, Int32(charbor_MSG_CMSG_CLOEXEC)) > 0 else { return -1 }
+            guard message.msg_controllen > 0, let header = charbor_CMSG_FIRSTHDR(&message),
+                  header.pointee.cmsg_type == Int32(charbor_SCM_RIGHTS) else { return 0 }
+            let count = (Int(header.pointee.cmsg_len) - charbor_CMSG_LEN(0)) / MemoryLayout<CInt>.size
+            let descriptors = UnsafeRawPointer(charbor_CMSG_DATA(header)!)
+            for index in 0..<count { close(descriptors.load(fromByteOffset: index * 4, as: CInt.self)) }
+            return count
+        }
+    }
+
+    /// The other process: answers each packet on its stdin (a SEQPACKET
+    /// socket) with 16 bytes and the same two descriptors (a socket and a
+    /// memfd made once), until the socket closes.
+    static func serve() -> Never {
+        var pair: [CInt] = [-1, -1]
+        guard socketpair(AF_UNIX, charbor_SOCK_SEQPACKET | charbor_SOCK_CLOEXEC, 0, &pair) == 0 else { exit(1) }
+        let memfd = charbor_memfd_create("harbor-bench-slots", UInt32(charbor_MFD_CLOEXEC))
+        guard memfd >= 0 else { exit(1) }
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 8)
+        let space = charbor_CMSG_SPACE(2 * MemoryLayout<CInt>.size)
+        let control = UnsafeMutableRawPointer.allocate(byteCount: space, alignment: 8)
+        control.initializeMemory(as: UInt8.self, repeating: 0, count: space)
+        while read(0, buffer, 64) > 0 {
+            var vector = iovec(iov_base: buffer, iov_len: 16)
+            var message = msghdr()
+            let sent = withUnsafeMutablePointer(to: &vector) { vectorPointer in
+                message.msg_iov = vectorPointer
+                message.msg_iovlen = 1
+                message.msg_control = control
+                message.msg_controllen = space
+                let header = charbor_CMSG_FIRSTHDR(&message)!
+                header.pointee.cmsg_level = SOL_SOCKET
+                header.pointee.cmsg_type = Int32(charbor_SCM_RIGHTS)
+                header.pointee.cmsg_len = charbor_CMSG_LEN(2 * MemoryLayout<CInt>.size)
+                let data = UnsafeMutableRawPointer(charbor_CMSG_DATA(header)!)
+                data.storeBytes(of: pair[0], toByteOffset: 0, as: CInt.self)
+                data.storeBytes(of: memfd, toByteOffset: 4, as: CInt.self)
+                return sendmsg(0, &message, Int32(charbor_MSG_NOSIGNAL))
+            }
+            guard sent == 16 else { exit(1) }
+        }
+        exit(0)
+    }
+}
