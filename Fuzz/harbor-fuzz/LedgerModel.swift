@@ -5,11 +5,14 @@
 /// queued (their uid and what each holds), how many were handed out, and
 /// the parked messages' model.
 struct LedgerModel {
-    /// Queued messages, oldest first, from `head` on.
-    private var messages: [(uid: UInt32, usage: PeerUsage)] = []
+    /// Queued messages (the index of their uid in `LedgerTarget.uids`),
+    /// oldest first, from `head` on.
+    private var messages: [(uid: Int, usage: PeerUsage)] = []
     private var head = 0
-    /// What each uid's queued messages hold, kept as they come and go.
-    private var byUid: [UInt32: PeerUsage] = [:]
+    /// What each uid's queued messages hold, kept as they come and go, by
+    /// the uid's index in `LedgerTarget.uids`: an array, not a dictionary,
+    /// for the thousands of inputs a second.
+    private var byUid = [PeerUsage](repeating: PeerUsage(), count: LedgerTarget.uids.count)
     /// The port's sequence number: messages handed out.
     private(set) var handedOut: UInt64
     /// Whether the ledger has settled since the last message was handed out
@@ -17,21 +20,25 @@ struct LedgerModel {
     var settled = true
     var parked = ParkedModel()
 
-    init(handedOut: UInt64) { self.handedOut = handedOut }
+    init(handedOut: UInt64) {
+        self.handedOut = handedOut
+        messages.reserveCapacity(LedgerTarget.messagesPerInput)
+    }
 
     /// Messages queued.
     var count: Int { messages.count - head }
 
-    mutating func append(_ usage: PeerUsage, from uid: UInt32) {
+    /// A message from `LedgerTarget.uids[uid]` joins the queue.
+    mutating func append(_ usage: PeerUsage, from uid: Int) {
         messages.append((uid, usage))
-        byUid[uid] = held(by: uid) + usage
+        byUid[uid] = byUid[uid] + usage
     }
 
     /// Hands out the first `count` queued messages (fewer if fewer are queued).
     mutating func receive(_ wanted: Int) {
         let taken = min(wanted, count)
         guard taken > 0 else { return }
-        for (uid, usage) in messages[head..<(head + taken)] { byUid[uid] = held(by: uid) - usage }
+        for (uid, usage) in messages[head..<(head + taken)] { byUid[uid] = byUid[uid] - usage }
         head += taken
         if head > 1024 && head * 2 > messages.count {
             messages.removeFirst(head)
@@ -43,17 +50,17 @@ struct LedgerModel {
 
     /// The port died or moved: its queue is gone.
     mutating func removeAll() {
-        messages.removeAll()
+        messages.removeAll(keepingCapacity: true)
         head = 0
-        byUid.removeAll()
+        for uid in byUid.indices { byUid[uid] = PeerUsage() }
     }
 
-    /// What `uid`'s queued messages hold.
-    func held(by uid: UInt32) -> PeerUsage { byUid[uid] ?? PeerUsage() }
+    /// What `LedgerTarget.uids[uid]`'s queued messages hold.
+    func held(by uid: Int) -> PeerUsage { byUid[uid] }
 
-    /// What charging `usage` to `uid` must give, by the limits alone.
-    func verdict(_ usage: PeerUsage, for uid: UInt32) -> WireRejectionReason? {
-        let after = held(by: uid) + usage
+    /// What charging `usage` to `LedgerTarget.uids[uid]` must give, by the limits alone.
+    func verdict(_ usage: PeerUsage, for uid: Int) -> WireRejectionReason? {
+        let after = byUid[uid] + usage
         if usage.overLimit > 0, after.overLimit > PeerLimits.overLimitMessagesPerUid { return .flood }
         if usage.descriptors > 0, after.descriptors > LedgerTarget.descriptorLimit { return .overLimit }
         if usage.regionBytes > 0, after.regionBytes > LedgerTarget.regionLimit { return .overLimit }
@@ -63,8 +70,8 @@ struct LedgerModel {
     /// Stops the run unless `ledger` agrees with the model.
     func check(_ ledger: PeerLedger) {
         var sum = PeerUsage()
-        for uid in LedgerTarget.uids {
-            let charged = ledger.usage(of: uid), queued = held(by: uid)
+        for (index, uid) in LedgerTarget.uids.enumerated() {
+            let charged = ledger.usage(of: uid), queued = byUid[index]
             sum = sum + charged
             guard charged.overLimit >= 0, charged.descriptors >= 0, charged.regionBytes >= 0,
                   charged.overLimit <= PeerLimits.overLimitMessagesPerUid,

@@ -25,14 +25,23 @@ enum LedgerTarget {
     static let descriptorCounts = [0, 1, 2, 3, descriptorLimit / 3, descriptorLimit - 1, descriptorLimit, descriptorLimit + 1]
     static let regionSizes = [0, 1, 4096, 1 << 20, 256 << 20, regionLimit / 2, regionLimit, regionLimit + 1]
 
+    /// At most 12 steps and 272 charges an input: enough to pass every
+    /// limit (the flood's takes 257), few enough for 5,000 inputs a CPU-second.
+    static let stepsPerInput = 12
+    static let chargesPerInput = 272
+    /// The most messages an input queues: every charge and a plain one a step.
+    static let messagesPerInput = chargesPerInput + stepsPerInput
+    /// The most charges in one run of a message holding descriptors: each
+    /// asks the process's descriptor limit (`getrlimit`), and the limit is
+    /// passed with a few (the counts go to a third of it and past it).
+    static let descriptorRun = 4
+
     static func run(_ data: [UInt8]) {
         var reader = FuzzReader(data)
         var model = LedgerModel(handedOut: starts[reader.choice(starts.count)])
         var ledger = PeerLedger()
-        // At most 32 steps and 272 charges an input: enough to pass every
-        // limit (the flood's takes 257), few enough for thousands a second.
-        var steps = 0, charges = 272
-        while !reader.isAtEnd && steps < 32 {
+        var steps = 0, charges = chargesPerInput
+        while !reader.isAtEnd && steps < stepsPerInput {
             steps += 1
             step(&reader, &ledger, &model, charges: &charges)
             model.check(ledger)
@@ -52,23 +61,24 @@ enum LedgerTarget {
     ) {
         switch reader.choice(8) {
         case 0, 1:
-            let uid = uids[reader.choice(uids.count)]
+            let index = reader.choice(uids.count), uid = uids[index]
             let usage = usage(&reader)
-            let times = min(reader.flag() ? Int(reader.byte()) + 1 : 1, charges)
+            let times = min(reader.flag() ? Int(reader.byte()) + 1 : 1, charges,
+                            usage.descriptors > 0 ? descriptorRun : .max)
             charges -= times
             for _ in 0..<times {
-                let expected = model.verdict(usage, for: uid)
+                let expected = model.verdict(usage, for: index)
                 let verdict = ledger.charge(usage, to: uid, handedOut: model.handedOut, queued: model.count)
                 model.settled = true
                 guard verdict == expected else {
                     fail("ledger: charging \(usage) to \(uid) gave \(String(describing: verdict)), "
-                         + "the limits say \(String(describing: expected)); held \(model.held(by: uid))")
+                         + "the limits say \(String(describing: expected)); held \(model.held(by: index))")
                 }
-                if verdict == nil { model.append(usage, from: uid) }
+                if verdict == nil { model.append(usage, from: index) }
             }
         case 2:
             // A plain message within the limit: queued, never charged.
-            model.append(PeerUsage(), from: uids[reader.choice(uids.count)])
+            model.append(PeerUsage(), from: reader.choice(uids.count))
         case 3: model.receive(1)
         case 4: model.receive(Int(reader.byte() % 64))
         case 5:

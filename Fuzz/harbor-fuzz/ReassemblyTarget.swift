@@ -51,6 +51,10 @@ enum ReassemblyTarget {
     /// What fragments carry: a pattern, read from an offset the input picks.
     static let pattern: [UInt8] = (0..<(2 * WireFormat.maximumFragmentData)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
 
+    /// At most 10 steps an input: room for six senders on a connection and
+    /// more, few enough for 5,000 inputs a CPU-second.
+    static let stepsPerInput = 10
+
     static func run(_ data: [UInt8]) {
         for uid in uids where PartialCharge.held(by: uid) != 0 {
             fail("reassembly: uid \(uid) holds \(PartialCharge.held(by: uid)) bytes before the input")
@@ -59,7 +63,7 @@ enum ReassemblyTarget {
         var lists = [[FragmentAssembly]](repeating: [], count: connections)
         var model = ReassemblyModel()
         var steps = 0
-        while !reader.isAtEnd && steps < 16 {
+        while !reader.isAtEnd && steps < stepsPerInput {
             steps += 1
             step(&reader, &lists, &model)
             model.check(lists)
@@ -90,20 +94,26 @@ enum ReassemblyTarget {
         _ lists: inout [[FragmentAssembly]], _ model: inout ReassemblyModel
     ) {
         let sender = ProcessIdentity(pid: pid, uid: uids[reader.choice(uids.count)], gid: 0)
-        var regions: [MappedRegion] = []
-        for place in 0...reader.choice(regionsPerMessage - 1) {
+        var regions: [MappedRegion] = [], copiedRegions: [MappedRegion] = [], sizes: [Int] = []
+        let count = reader.choice(regionsPerMessage - 1) + 1
+        regions.reserveCapacity(2 * count)
+        copiedRegions.reserveCapacity(count)
+        sizes.reserveCapacity(count)
+        for place in 0..<count {
             let choice = reader.byte()
             if choice & 0x80 != 0 { regions.append(sealed) }
-            regions.append(copied[place][Int(choice & 0x7F) % copied[place].count])
+            let region = copied[place][Int(choice & 0x7F) % copied[place].count]
+            regions.append(region)
+            copiedRegions.append(region)
+            sizes.append(region.count)
         }
         var content = MessageContent(id: 1, body: [], trailer: MessageTrailer(sender: sender))
         content.regions = regions
         let assembly = FragmentAssembly(content: content, sender: sender)
-        let sizes = regions.filter { $0.descriptor == nil }.map(\.count)
         guard assembly.declaredBytes == sizes.reduce(0, +), !assembly.isComplete else {
             fail("reassembly: declares \(assembly.declaredBytes) bytes for regions of \(sizes)")
         }
-        let expected = model.start(sender, sizes: sizes, regions: regions.filter { $0.descriptor == nil }, on: connection)
+        let expected = model.start(sender, sizes: sizes, regions: copiedRegions, on: connection)
         var refusal: WireRejectionReason?
         do { try PortTransport.start(assembly, in: &lists[connection]) } catch { refusal = error.reason }
         guard refusal == expected else {
