@@ -102,7 +102,7 @@ public final class BootstrapServer: @unchecked Sendable {
     ///   - quotas: what one uid may make the server hold.
     ///   - unitStarter: the program run as `PROGRAM start --no-block UNIT` to
     ///     activate a declared name's unit; nil: request files or `systemctl`,
-    ///     as ``UnitStarter`` chooses when the server starts.
+    ///     as `UnitStarter` chooses when the server starts.
     ///   - log: receives one line per event, from the loop's thread.
     /// - Throws: ``BootstrapError/Code/unreachable`` if it cannot listen.
     public init(
