@@ -29,7 +29,8 @@ package enum BootstrapRequest {
     /// (``BootstrapListing``). Reply: one page of the listing.
     package static let list: Int32 = 0x4842_0005
     /// Session to server: body the name's key; right 0: the session right.
-    /// The name's port is gone. No reply.
+    /// The name's port is gone. A session sends it without a reply right; one
+    /// with a reply right is answered (empty, or ``BootstrapError/Code/notFound``).
     package static let gone: Int32 = 0x4842_0006
 }
 

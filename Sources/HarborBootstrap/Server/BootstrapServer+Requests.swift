@@ -178,12 +178,20 @@ extension BootstrapServer {
     /// A session says a name's port is gone. Believed only for a name that
     /// session holds, from a process of the session's uid (the server also
     /// hears it itself, from its own right's dead-name notification).
+    /// A notice needs no answer; one that carries a reply right still gets
+    /// one (every request with a reply right is answered), but only into the
+    /// asker's own process, as every answer.
     private func gone(_ message: inout Message, from sender: ProcessIdentity) {
+        let answers = message.hasReplyRight && message.replyRightReceiver?.pid == sender.pid
         let right = try? message.takeSendRight(at: 0)
         guard let right, let session = sessions[right.name], session.uid == sender.uid,
-              let key = BootstrapListing.Key(cursor: message.body) else { return }
+              let key = BootstrapListing.Key(cursor: message.body) else {
+            if answers { refuse(&message, BootstrapError(.notFound, "no such name held by that session")) }
+            return
+        }
         let nameKey = NameKey(scope: key.scope, name: key.name)
         if let entry = entries[nameKey], entry.session == right.name { holderGone(entry) }
+        if answers { send(Message(id: 0), replyingTo: &message) }
     }
 
     // MARK: Sessions
