@@ -81,13 +81,20 @@ extension SecurityTests {
             expectContained(siege)
             try waiting.send(Message(id: 8, text: "from root"), timeout: .seconds(5))
             let inbox = try victim.client.checkIn(name)
+            // What harbord kept arrives relayed by it; what was still on the
+            // shared connection when the port moved (a slow machine: the
+            // sanitizer runs) arrives straight from its sender. Both are true.
             var counts: [uid_t: Int] = [:]
-            var fromRoot = 0, relayedByHarbord = 0, total = 0
-            while let message = inbox.tryReceive() {
+            var fromRoot = 0, relayedByHarbord = 0, direct = 0, total = 0
+            while let message = try? inbox.receive(timeout: .seconds(2)) {
                 let trailer = message.trailer
                 total += 1
-                counts[trailer.sender.uid, default: 0] += 1
-                if trailer.relayedBy?.pid == victim.pid { relayedByHarbord += 1 }
+                if trailer.relayedBy == nil {
+                    direct += 1
+                } else if trailer.relayedBy?.pid == victim.pid {
+                    relayedByHarbord += 1
+                    counts[trailer.sender.uid, default: 0] += 1
+                }
                 if message.text == "from root" && trailer.sender.uid == 0 && trailer.sender.pid == getpid() { fromRoot += 1 }
                 if message.text.hasPrefix("waiting from uid ") {
                     #expect(message.text.hasPrefix("waiting from uid \(trailer.sender.uid) "),
@@ -99,7 +106,7 @@ extension SecurityTests {
                 #expect(kept > 0 && kept <= BootstrapQuotas.pendingPerNamePerUser, "uid \(uid) kept \(kept): \(counts)")
             }
             #expect(fromRoot == 1, "root's message did not wait: \(counts)")
-            #expect(relayedByHarbord == total, "\(relayedByHarbord) of \(total) show harbord as relay")
+            #expect(relayedByHarbord + direct == total, "\(total - relayedByHarbord - direct) of \(total) show a relay other than harbord")
             #expect(Set(counts.keys).isSubset(of: Set(uids + [0])), "\(counts)")
         }
 
