@@ -17,9 +17,7 @@
 /// refused only over its own share, or when the other unprivileged uids
 /// together hold more than 15 shares, which takes at least 15 of them each
 /// holding its full share; or when root has taken what is free, since root
-/// is trusted with the whole table. (The rule it replaces, "half of
-/// what is free", let 17 uids each within it hold 18,678 connections and
-/// lock root out.)
+/// is trusted with the whole table.
 package struct DescriptorShares: Sendable, Hashable {
     /// Shares the available descriptors are cut into.
     package static let shareCount = 18
