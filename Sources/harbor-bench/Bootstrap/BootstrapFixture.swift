@@ -84,20 +84,15 @@ final class ProcessEchoFloor: BenchmarkVariant {
     let name = "floor"
     let label = "raw SEQPACKET write + read to an echo process (cat)"
     let isFloor = true
-    private var socket: CInt = -1
-    private var child: pid_t = 0
+    private var peer: SocketPeer?
+    private var socket: CInt { peer?.socket ?? -1 }
 
     func start() throws {
-        var pair: [CInt] = [-1, -1]
-        guard socketpair(AF_UNIX, charbor_SOCK_SEQPACKET | charbor_SOCK_CLOEXEC, 0, &pair) == 0 else {
-            throw BenchmarkFailure("socketpair: errno \(charbor_errno())")
-        }
-        child = try BootstrapFixture.spawn(["/bin/cat"], stdio: pair[1])
-        close(pair[1])
-        socket = pair[0]
+        peer = try SocketPeer(["/bin/cat"])
     }
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
+        let socket = self.socket
         var request = [UInt8](repeating: 7, count: 16)
         var reply = [UInt8](repeating: 0, count: 64)
         try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
@@ -108,10 +103,7 @@ final class ProcessEchoFloor: BenchmarkVariant {
     }
 
     func stop() {
-        if socket >= 0 { close(socket) }
-        socket = -1
-        var status: CInt = 0
-        if child > 0 { waitpid(child, &status, 0) }
-        child = 0
+        peer?.stop()
+        peer = nil
     }
 }

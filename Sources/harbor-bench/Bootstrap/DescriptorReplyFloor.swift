@@ -16,21 +16,15 @@ final class DescriptorReplyFloor: BenchmarkVariant {
     let name = "floor-fds"
     let label = "raw SEQPACKET request + reply carrying 2 fds (SCM_RIGHTS) to another process"
     let isRaw = true
-    private var socket: CInt = -1
-    private var child: pid_t = 0
+    private var peer: SocketPeer?
+    private var socket: CInt { peer?.socket ?? -1 }
 
     func start() throws {
-        var pair: [CInt] = [-1, -1]
-        guard socketpair(AF_UNIX, charbor_SOCK_SEQPACKET | charbor_SOCK_CLOEXEC, 0, &pair) == 0 else {
-            throw BenchmarkFailure("socketpair: errno \(charbor_errno())")
-        }
-        let me = try BootstrapFixture.sibling("harbor-bench")
-        child = try BootstrapFixture.spawn([me, Self.subcommand], stdio: pair[1])
-        close(pair[1])
-        socket = pair[0]
+        peer = try SocketPeer([try BootstrapFixture.sibling("harbor-bench"), Self.subcommand])
     }
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
+        let socket = self.socket
         var request = [UInt8](repeating: 7, count: 16)
         var reply = [UInt8](repeating: 0, count: 64)
         let space = charbor_CMSG_SPACE(2 * MemoryLayout<CInt>.size)
@@ -48,11 +42,8 @@ final class DescriptorReplyFloor: BenchmarkVariant {
     }
 
     func stop() {
-        if socket >= 0 { close(socket) }
-        socket = -1
-        var status: CInt = 0
-        if child > 0 { waitpid(child, &status, 0) }
-        child = 0
+        peer?.stop()
+        peer = nil
     }
 
     /// One `recvmsg` into `bytes`; closes the descriptors that came with it
