@@ -13,7 +13,9 @@
 /// welcome it sent on a connection this process made to the server's
 /// socket), never by a claim: `HarborBootstrap` adds a server when it
 /// connects and removes it when the server goes. A process that connects to
-/// no name server trusts no relay.
+/// no name server trusts no relay; one whose client connects to a socket a
+/// hostile process answers on trusts that process, which is then its name
+/// server anyway (it hands out every right the client looks up).
 ///
 /// A relay is matched by pid, uid and gid together: a process that reused
 /// the pid of an exited name server is not trusted unless it also runs as
