@@ -2,7 +2,8 @@
 // Harbor: Mach-style message ports and CFRunLoop-style run loops for Linux.
 //
 // Layers, lowest first; a layer never imports one above it:
-//   CHarborLinux (C shim) → HarborPorts (system calls, ports) → HarborRunLoop
+//   CHarborLinux (C shim) → HarborSystem (typed system calls, the shim's only
+//   importer) → HarborPorts (rights, messages, ports) → HarborRunLoop
 //   → Harbor (umbrella). CSystemd wraps libsystemd for the layers that need it.
 import PackageDescription
 
@@ -48,11 +49,20 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
-        // Layer 1+2: typed system calls and the port/message kernel.
+        // Layer 1: typed system calls, the only importer of the C shim.
+        .target(
+            name: "HarborSystem",
+            dependencies: [
+                "CHarborLinux",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: strict
+        ),
+        // Layer 2: the port/message kernel.
         .target(
             name: "HarborPorts",
             dependencies: [
-                "CHarborLinux",
+                "HarborSystem",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -63,7 +73,7 @@ let package = Package(
             name: "HarborRunLoop",
             dependencies: [
                 "HarborPorts",
-                "CHarborLinux",
+                "HarborSystem",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
             ],
@@ -86,7 +96,7 @@ let package = Package(
         // Layer 4: sd-event nesting both ways, sd_notify, socket activation.
         .target(
             name: "HarborSystemd",
-            dependencies: ["HarborRunLoop", "HarborPorts", "CSystemd", "CHarborLinux"],
+            dependencies: ["HarborRunLoop", "HarborPorts", "CSystemd", "HarborSystem"],
             swiftSettings: strict
         ),
         // The umbrella module users import.
@@ -98,14 +108,14 @@ let package = Package(
         // Layer 5: the bootstrap name server's protocol, client and server logic (P10).
         .target(
             name: "HarborBootstrap",
-            dependencies: ["HarborPorts", "HarborRunLoop", "CHarborLinux"],
+            dependencies: ["HarborPorts", "HarborRunLoop", "HarborSystem"],
             swiftSettings: strict
         ),
         // The name server daemon (S04): HarborBootstrap's server under systemd.
         .executableTarget(
             name: "harbord",
             dependencies: [
-                "HarborBootstrap", "HarborRunLoop", "HarborSystemd", "CHarborLinux",
+                "HarborBootstrap", "HarborRunLoop", "HarborSystemd", "HarborSystem",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -137,7 +147,7 @@ let package = Package(
         // The helper process cross-process tests spawn.
         .executableTarget(
             name: "harbor-peer",
-            dependencies: ["Harbor"],
+            dependencies: ["HarborSystem", "Harbor"],
             swiftSettings: strict
         ),
         // The hostile process the security tests spawn as another uid (P11,
@@ -151,13 +161,13 @@ let package = Package(
         // @MainActor and signals need the main thread, which tests do not own.
         .executableTarget(
             name: "harbor-mainloop-probe",
-            dependencies: ["HarborRunLoop", "HarborPorts"],
+            dependencies: ["HarborSystem", "HarborRunLoop", "HarborPorts"],
             swiftSettings: strict
         ),
         // The child process the systemd tests supervise (sd_notify, activation).
         .executableTarget(
             name: "harbor-notify-probe",
-            dependencies: ["HarborRunLoop", "HarborSystemd"],
+            dependencies: ["HarborSystem", "HarborRunLoop", "HarborSystemd"],
             swiftSettings: strict
         ),
         // Benchmarks: Harbor beside the raw Linux floor and the peers, as ratios.
@@ -166,7 +176,7 @@ let package = Package(
         .target(name: "CHarborTimerFloor"),
         .executableTarget(
             name: "harbor-bench",
-            dependencies: ["Harbor", "HarborBootstrap", "CHarborLinux", "CSystemd", "CHarborTimerFloor"],
+            dependencies: ["HarborSystem", "Harbor", "HarborBootstrap", "CHarborLinux", "CSystemd", "CHarborTimerFloor"],
             // Not `strict`: the benchmarks mix Foundation and Glibc, and with
             // MemberImportVisibility a clean build attributes Glibc's C structs
             // (timespec) to CoreFoundation in files that import only Glibc.
@@ -174,55 +184,60 @@ let package = Package(
         ),
         .target(
             name: "HarborTestSupport",
-            dependencies: ["HarborPorts", "CHarborLinux"],
+            dependencies: ["HarborPorts", "HarborSystem", "CHarborLinux"],
             path: "Tests/HarborTestSupport",
             swiftSettings: strict
         ),
         .testTarget(
+            name: "HarborSystemTests",
+            dependencies: ["HarborSystem", "HarborTestSupport", "CHarborLinux"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "HarborPortsTests",
-            dependencies: ["HarborPorts", "HarborTestSupport"],
+            dependencies: ["HarborSystem", "HarborPorts", "HarborTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborRunLoopTests",
-            dependencies: ["Harbor", "HarborRunLoop", "HarborTestSupport", "harbor-mainloop-probe"],
+            dependencies: ["HarborSystem", "Harbor", "HarborRunLoop", "HarborTestSupport", "harbor-mainloop-probe"],
             swiftSettings: strict
         ),
         // Docs/Porting.md's snippets, compiled and run, and the seed experiments
         // (harbor-seeds) checked against what their articles say.
         .testTarget(
             name: "PortingGuideTests",
-            dependencies: ["Harbor", "HarborFoundation", "HarborBootstrap", "HarborTestSupport", "harbor-seeds"],
+            dependencies: ["HarborSystem", "Harbor", "HarborFoundation", "HarborBootstrap", "HarborTestSupport", "harbor-seeds"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborMachTests",
-            dependencies: ["HarborMach", "HarborPorts", "HarborTestSupport", "harbor-peer"],
+            dependencies: ["HarborSystem", "HarborMach", "HarborPorts", "HarborTestSupport", "harbor-peer"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborFoundationTests",
-            dependencies: ["HarborFoundation", "HarborRunLoop", "HarborTestSupport"],
+            dependencies: ["HarborSystem", "HarborFoundation", "HarborRunLoop", "HarborTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborSystemdTests",
-            dependencies: ["Harbor", "HarborSystemd", "HarborTestSupport", "CSystemd", "CHarborLinux", "harbor-notify-probe"],
+            dependencies: ["HarborSystem", "Harbor", "HarborSystemd", "HarborTestSupport", "CSystemd", "CHarborLinux", "harbor-notify-probe"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborBootstrapTests",
-            dependencies: ["HarborBootstrap", "Harbor", "HarborTestSupport", "CHarborLinux", "harbord", "harbor"],
+            dependencies: ["HarborSystem", "HarborBootstrap", "Harbor", "HarborTestSupport", "CHarborLinux", "harbord", "harbor"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborCrossProcessTests",
-            dependencies: ["Harbor", "HarborTestSupport", "harbor-peer"],
+            dependencies: ["HarborSystem", "Harbor", "HarborTestSupport", "harbor-peer"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborSecurityTests",
-            dependencies: ["Harbor", "HarborBootstrap", "HarborTestSupport", "CHarborLinux",
+            dependencies: ["HarborSystem", "Harbor", "HarborBootstrap", "HarborTestSupport", "CHarborLinux",
                            "harbor-adversary", "harbor-peer", "harbord", "harbor"],
             swiftSettings: strict
         ),
@@ -238,7 +253,7 @@ if Context.environment["HARBOR_FUZZ"] == "1" {
         .target(name: "CHarborFuzz", path: "Fuzz/CHarborFuzz"),
         .executableTarget(
             name: "harbor-fuzz",
-            dependencies: ["HarborBootstrap", "HarborPorts", "HarborRunLoop", "CHarborLinux", "CHarborFuzz"],
+            dependencies: ["HarborSystem", "HarborBootstrap", "HarborPorts", "HarborRunLoop", "CHarborLinux", "CHarborFuzz"],
             path: "Fuzz/harbor-fuzz",
             swiftSettings: strict
         ),

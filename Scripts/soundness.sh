@@ -2,7 +2,7 @@
 # Harbor — soundness checks the compiler does not make. Prints one
 # `file:line: rule: what` per finding and exits 1 if there is any.
 #
-# 1. libc — only Sources/HarborPorts/System and the C shim
+# 1. libc — only Sources/HarborSystem and the C shim
 #    (Sources/CHarborLinux) call the C library or the shim. Checked in every
 #    library target (everything in Sources/ but the System folder and the
 #    shim); the executables (Sources/harbor-*, harbord, harbor) are not:
@@ -53,7 +53,7 @@ nm -D --defined-only "$libc" | awk '$2 ~ /^[TWi]$/ { sub(/@.*/, "", $3); print $
 
 library_files() {
     find Sources -name '*.swift' \
-        -not -path 'Sources/HarborPorts/System/*' \
+        -not -path 'Sources/HarborSystem/*' \
         -not -path 'Sources/CHarborLinux/*' \
         -not -path 'Sources/harbor-*' -not -path 'Sources/harbord/*' -not -path 'Sources/harbor/*' | sort
 }
@@ -62,7 +62,7 @@ library_files() {
 # (outside System, whose wrappers are always called qualified).
 declared_names() {
     local target=$1
-    find "Sources/$target" -name '*.swift' -not -path 'Sources/HarborPorts/System/*' -print0 \
+    find "Sources/$target" -name '*.swift' -not -path 'Sources/HarborSystem/*' -print0 \
         | xargs -0 grep -h -o -E 'func +[A-Za-z_][A-Za-z0-9_]*' | awk '{ print $2 }' | sort -u
 }
 
@@ -70,7 +70,7 @@ declare -A declared_cache
 while IFS= read -r file; do
     # a. The shim.
     grep -n -E '^\s*(@[a-zA-Z_]+ +)*import +CHarborLinux\b|charbor_' "$file" \
-        | sed -E "s|^([0-9]+):.*|$file:\1: libc: the C shim is called only from Sources/HarborPorts/System|" >>"$findings"
+        | sed -E "s|^([0-9]+):.*|$file:\1: libc: the C shim is called only from Sources/HarborSystem|" >>"$findings"
     # b. A C library imported for more than its types and constants.
     grep -n -E '^\s*(@[a-zA-Z_]+ +)*import +(Glibc|Musl|Darwin)\b' "$file" \
         | grep -v -E '//\s*(types|constants)( and (types|constants))? only' \
@@ -101,7 +101,7 @@ while IFS= read -r file; do
                 else if (token ~ /\./ || before == ".") continue
                 if (prefix ~ /func[ \t]+$/ || prefix ~ /case[ \t]+$/) continue
                 if ((token in libc) && !(token in own)) {
-                    printf "%s:%d: libc: %s() is a C library call; wrap it in Sources/HarborPorts/System\n", file, FNR, token
+                    printf "%s:%d: libc: %s() is a C library call; wrap it in Sources/HarborSystem\n", file, FNR, token
                 }
             }
         }
@@ -140,4 +140,4 @@ if [[ -s "$findings" ]]; then
         "$(grep -c ': size: ' "$findings") size" >&2
     exit 1
 fi
-echo "soundness: libc only in HarborPorts/System and the shim; every @unchecked Sendable justified; no file over 400 lines"
+echo "soundness: libc only in HarborSystem and the shim; every @unchecked Sendable justified; no file over 400 lines"

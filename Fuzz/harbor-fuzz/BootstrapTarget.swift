@@ -14,6 +14,7 @@ import HarborPorts
 @testable import HarborPorts
 import Synchronization
 import HarborRunLoop
+import HarborSystem
 
 enum BootstrapTarget {
     private static let worker = LoopWorker(name: "harbor-fuzz.bootstrap")

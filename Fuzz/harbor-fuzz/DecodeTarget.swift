@@ -12,6 +12,7 @@
 // file's contents (what `decodeFromMemoryFile` parses).
 import Glibc
 @testable import HarborPorts
+import HarborSystem
 
 enum DecodeTarget {
     static func run(_ data: [UInt8]) {

@@ -5,6 +5,7 @@
 // byte-level mutations always produce something the harness can run, and
 // the structure-aware mutator (Mutator.swift) can parse, edit and write
 // programs back without ever failing.
+import HarborSystem
 
 /// Reads little-endian numbers from a fuzz input; zero past the end.
 struct FuzzReader {

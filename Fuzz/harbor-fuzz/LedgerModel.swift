@@ -1,5 +1,6 @@
 // Harbor fuzzing — what a port's ledger should hold: the `ledger` target's model.
 @testable import HarborPorts
+import HarborSystem
 
 /// A port's queue as the ledger target plays it: the messages still
 /// queued (their uid and what each holds), how many were handed out, and

@@ -13,6 +13,7 @@
 // messages what the model's turns give. At the end every message is
 // received: every charge must have come back to zero.
 @testable import HarborPorts
+import HarborSystem
 
 enum LedgerTarget {
     static let uids: [UInt32] = [0, 1000, 1001, 42, 65_534, .max]

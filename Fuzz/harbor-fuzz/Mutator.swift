@@ -6,6 +6,7 @@
 // fate, a damaged field, a step added, dropped or repeated) and written
 // back, so mutations keep producing packets the encoder made valid and
 // then damaged in one place: the inputs that get past the first checks.
+import HarborSystem
 
 enum Mutator {
     static func mutateInbound(_ bytes: [UInt8], maxSize: Int, random: inout SplitMix) -> [UInt8]? {

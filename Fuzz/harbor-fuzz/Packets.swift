@@ -2,6 +2,7 @@
 import CHarborLinux
 import Glibc
 @testable import HarborPorts
+import HarborSystem
 
 /// Builds a message's content from its spec: real rights to fresh ports of
 /// the peer's, moved receive rights with messages queued on them and

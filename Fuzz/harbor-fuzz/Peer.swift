@@ -9,6 +9,7 @@
 import CHarborLinux
 import Glibc
 @testable import HarborPorts
+import HarborSystem
 
 final class Peer {
     let receiver: PortCore

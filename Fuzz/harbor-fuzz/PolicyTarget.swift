@@ -5,6 +5,7 @@
 // report (every problem with its line) without trapping.
 import Glibc
 import HarborBootstrap
+import HarborSystem
 
 enum PolicyTarget {
     static func run(_ data: [UInt8]) {

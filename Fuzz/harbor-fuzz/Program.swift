@@ -7,6 +7,7 @@
 // packets with chosen descriptors, wait packets, stray fragments, pumps
 // and hang-ups. `parse` reads any bytes as a program; `write` gives the
 // bytes of a program back (seeds and the structure-aware mutator use it).
+import HarborSystem
 
 enum Step {
     case message(MessageSpec, Delivery)

@@ -2,6 +2,7 @@
 // the `reassembly` target's model.
 import Glibc
 @testable import HarborPorts
+import HarborSystem
 
 /// Per connection, its unfinished messages: sender, the copied regions'
 /// sizes, and how many of their bytes have arrived.

@@ -18,6 +18,7 @@
 // the end, every connection closed: every uid's charge back to zero.
 import Glibc
 @testable import HarborPorts
+import HarborSystem
 
 enum ReassemblyTarget {
     static let own = getpid()

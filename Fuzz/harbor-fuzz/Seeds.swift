@@ -3,6 +3,7 @@
 // Each seed is a program whose messages the encoder turns into valid
 // packets (Fuzz/Corpus/<target>/ is made from these, then minimized and
 // grown by fuzzing; Scripts/fuzz.sh --seed rewrites them).
+import HarborSystem
 
 enum Seeds {
     static func inbound(_ focus: Focus) -> [[UInt8]] {

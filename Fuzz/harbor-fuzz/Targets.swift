@@ -2,6 +2,7 @@
 // entry points libFuzzer calls (Docs/Fuzzing.md).
 import CHarborFuzz
 import Glibc
+import HarborSystem
 
 /// One fuzz target: what runs an input, its seeds, its structured mutation.
 struct FuzzTarget: Sendable {

@@ -4,6 +4,7 @@
 // HARBOR_FUZZ_TARGET=<target> HARBOR_FUZZ_SEEDS=<dir> harbor-fuzz   (writes the seeds)
 import CHarborFuzz
 import Glibc
+import HarborSystem
 
 let target = FuzzTarget.selected
 if let directory = getenv("HARBOR_FUZZ_SEEDS").map({ String(cString: $0) }) {

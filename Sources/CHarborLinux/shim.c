@@ -48,7 +48,6 @@ const int charbor_F_SEAL_FUTURE_WRITE = 0x0010;
 
 _Static_assert(sizeof(struct charbor_ucred) == sizeof(struct ucred), "ucred layout");
 
-#include <limits.h>
 #include <linux/futex.h>
 int charbor_futex_wait(int32_t *word, int32_t expected, const struct timespec *timeout) {
     return (int)syscall(SYS_futex, word, FUTEX_WAIT, expected, timeout, NULL, 0);
@@ -76,22 +75,8 @@ int charbor_pidfd_send_signal(int pidfd, int sig) { return (int)syscall(SYS_pidf
 pid_t charbor_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 int charbor_getresuid(uid_t *real, uid_t *effective, uid_t *saved) { return getresuid(real, effective, saved); }
 int charbor_getresgid(gid_t *real, gid_t *effective, gid_t *saved) { return getresgid(real, effective, saved); }
-// epoll_pwait2 (Linux 5.11) takes a timespec; before it, and under tools
-// that do not know it (valgrind 3.19), epoll_wait with the timeout rounded
-// up to whole milliseconds, so a deadline is never woken early.
-static int charbor_pwait2_missing = 0;
 int charbor_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout) {
-    if (!__atomic_load_n(&charbor_pwait2_missing, __ATOMIC_RELAXED)) {
-        int result = (int)syscall(SYS_epoll_pwait2, epfd, events, maxevents, timeout, NULL, 0);
-        if (result >= 0 || errno != ENOSYS) return result;
-        __atomic_store_n(&charbor_pwait2_missing, 1, __ATOMIC_RELAXED);
-    }
-    int milliseconds = -1;
-    if (timeout) {
-        long long total = (long long)timeout->tv_sec * 1000 + (timeout->tv_nsec + 999999) / 1000000;
-        milliseconds = total > INT_MAX ? INT_MAX : (int)total;
-    }
-    return epoll_wait(epfd, events, maxevents, milliseconds);
+    return (int)syscall(SYS_epoll_pwait2, epfd, events, maxevents, timeout, NULL, 0);
 }
 int charbor_ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout) {
     return ppoll(fds, count, timeout, NULL);
@@ -115,58 +100,6 @@ int charbor_memfd_create(const char *name, unsigned int flags) { return (int)sys
 #if defined(__x86_64__)
 _Static_assert(sizeof(struct epoll_event) == 12, "epoll_event is packed on x86_64");
 #endif
-
-// Socket diagnostics: one request for one socket (by inode), one answer.
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
-#include <linux/sock_diag.h>
-#include <linux/unix_diag.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-int charbor_unix_peer_inode(int fd, uint64_t *peer_inode) {
-    struct stat st;
-    if (fstat(fd, &st) != 0) return -errno;
-    int link = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    if (link < 0) return -errno;
-    struct { struct nlmsghdr header; struct unix_diag_req request; } query;
-    memset(&query, 0, sizeof query);
-    query.header.nlmsg_len = sizeof query;
-    query.header.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-    query.header.nlmsg_flags = NLM_F_REQUEST;
-    query.request.sdiag_family = AF_UNIX;
-    query.request.udiag_states = ~0U;
-    query.request.udiag_ino = (uint32_t)st.st_ino;
-    query.request.udiag_show = UDIAG_SHOW_PEER;
-    query.request.udiag_cookie[0] = query.request.udiag_cookie[1] = ~0U;  // any cookie
-    int result = -ENOENT;
-    if (send(link, &query, sizeof query, 0) < 0) { result = -errno; goto done; }
-    union { struct nlmsghdr header; char bytes[1024]; } answer;
-    ssize_t length = recv(link, &answer, sizeof answer, 0);
-    if (length < 0) { result = -errno; goto done; }
-    for (struct nlmsghdr *h = &answer.header; NLMSG_OK(h, (size_t)length); h = NLMSG_NEXT(h, length)) {
-        if (h->nlmsg_type == NLMSG_ERROR) {
-            const struct nlmsgerr *error = NLMSG_DATA(h);
-            result = error->error < 0 ? error->error : -ENOENT;
-            break;
-        }
-        if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY) continue;
-        const struct unix_diag_msg *message = NLMSG_DATA(h);
-        if (message->udiag_ino != (uint32_t)st.st_ino) continue;
-        int attributes = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *message));
-        for (const struct rtattr *a = (const void *)(message + 1); RTA_OK(a, attributes); a = RTA_NEXT(a, attributes)) {
-            if (a->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(a) >= sizeof(uint32_t)) {
-                *peer_inode = *(const uint32_t *)RTA_DATA(a);
-                result = 0;
-            }
-        }
-        break;
-    }
-done:
-    close(link);
-    return result;
-}
 
 // The lock stripes: default mutexes, initialised statically (a GNU range
 // designator), so no code has to run before the first lock.

@@ -7,6 +7,7 @@
 // port locks are only ever taken after it is released, so HarborPorts (which
 // never calls back into HarborMach) cannot deadlock with it.
 import HarborPorts
+import HarborSystem
 
 extension ReceiveBox {
     /// A new Harbor send right.

@@ -4,6 +4,7 @@
 import Dispatch
 import Harbor
 import Synchronization
+import HarborSystem
 
 /// Runs a worker thread whose loop serves a port and a timer, prints what
 /// happens, then stops the worker for real.

@@ -1,6 +1,7 @@
 // Harbor — small helpers the demo needs: a thread and a clock.
 import Glibc
 import Harbor
+import HarborSystem
 
 /// Starts a detached POSIX thread running `body`.
 enum Thread {

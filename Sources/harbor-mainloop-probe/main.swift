@@ -10,6 +10,7 @@ import Dispatch
 import Glibc
 import HarborPorts
 import HarborRunLoop
+import HarborSystem
 
 /// Prints one line and flushes, so a reading parent sees it at once.
 func say(_ line: String) {

@@ -5,6 +5,7 @@
 // large. The tests run it as another uid and check that only it suffers.
 import Glibc
 import Harbor
+import HarborSystem
 
 enum Misbehaviour {
     /// Runs the misbehaviour `id` names, with `text` as its argument and

@@ -1,6 +1,7 @@
 // Harbor — seed 000 §3<2>, seed 001 and seed 004 §4: a timer in common modes fires while "scrolling".
 import Harbor
 import Synchronization
+import HarborSystem
 
 /// The scroll-view problem: a timer in default stops while the loop runs
 /// `UITrackingRunLoopMode`; a timer added for the common modes keeps firing.

@@ -1,6 +1,7 @@
 // Harbor — what every seed experiment provides, and small helpers they share.
 import Glibc
 import Harbor
+import HarborSystem
 
 /// One experiment from a seed article. It only runs and tells what
 /// happened: what the article says should happen lives in the tests

@@ -2,6 +2,7 @@
 import Dispatch
 import Harbor
 import Synchronization
+import HarborSystem
 
 /// The worker runs `while (!stop) [runLoop runMode:self.runLoopMode beforeDate:distantFuture]`
 /// with a port in default and a repeating timer in `UITrackingRunLoopMode`.

@@ -2,6 +2,7 @@
 import HarborBootstrap
 import HarborPorts
 import Logging
+import HarborSystem
 
 /// `harbord --activate-pending`, run as root by `harbor-activate.service`
 /// when `harbor-activate.path` sees request files (``ActivationRequests``):

@@ -7,6 +7,7 @@ import HarborSystemd
 import Logging
 import ServiceLifecycle
 import UnixSignals
+import HarborSystem
 
 /// Runs the name server on its own run-loop thread until graceful shutdown.
 ///

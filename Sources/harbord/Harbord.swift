@@ -7,6 +7,7 @@ import HarborSystemd
 import Logging
 import ServiceLifecycle
 import UnixSignals
+import HarborSystem
 
 /// `harbord`: the Harbor bootstrap name server (Docs/harbord.md).
 @main

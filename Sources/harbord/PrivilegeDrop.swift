@@ -1,6 +1,7 @@
 // Harbor — harbord gives up root once its socket is bound, so nothing it sends or relays passes for root.
 import HarborPorts
 import Logging
+import HarborSystem
 
 /// The user harbord runs as, and the switch to it (issue 21, "whoever
 /// relays is seen"): services receive messages harbord relays, and one

@@ -4,6 +4,7 @@ import Harbor
 import HarborTestSupport
 import Testing
 @testable import HarborBootstrap
+import HarborSystem
 
 extension BootstrapTests {
     @Suite struct IdentityTests {

@@ -8,6 +8,7 @@ import Glibc
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+import HarborSystem
 
 /// A packet carrying one right, exported as the test says (the identity
 /// and descriptors of the test's choosing), written raw to `socket`.

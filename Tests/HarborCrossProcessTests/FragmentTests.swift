@@ -5,6 +5,7 @@ import Harbor
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+import HarborSystem
 
 /// The packet of a message carrying one copied region of `count` bytes
 /// (flag continued), and the fragments that should follow it.

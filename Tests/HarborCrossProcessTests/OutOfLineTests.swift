@@ -5,6 +5,7 @@ import Harbor
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+import HarborSystem
 
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct OutOfLineTests {

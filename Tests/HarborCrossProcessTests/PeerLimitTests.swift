@@ -10,6 +10,7 @@ import HarborTestSupport
 import Synchronization
 import Testing
 @testable import HarborPorts
+import HarborSystem
 
 extension PeerCommand {
     /// harbor-peer's misbehaviour (Sources/harbor-peer/main.swift, Misbehaviour.swift).

@@ -3,6 +3,7 @@ import Glibc
 import Harbor
 import HarborTestSupport
 import Testing
+import HarborSystem
 
 /// The harbor-peer executable, built beside the test runner.
 func peerExecutable() -> String {

@@ -9,6 +9,7 @@ import Harbor
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+import HarborSystem
 
 // Fragmented packets are built by FragmentTests.swift's `fragmentedPacket` and `fragment`.
 

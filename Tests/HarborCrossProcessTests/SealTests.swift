@@ -6,6 +6,7 @@ import Glibc
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+import HarborSystem
 
 /// A memfd of `count` bytes of `fill`, with `seals` added.
 private func memoryFile(count: Int, fill: UInt8, seals: CInt) throws -> SharedDescriptor {

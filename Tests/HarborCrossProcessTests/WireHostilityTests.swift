@@ -6,6 +6,7 @@ import Glibc
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+import HarborSystem
 
 /// A port and the sending end of one connection to it, written to raw.
 final class RawConnection {

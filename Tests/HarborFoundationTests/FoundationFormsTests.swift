@@ -6,6 +6,7 @@ import HarborRunLoop
 import HarborTestSupport
 import Synchronization
 import Testing
+import HarborSystem
 
 /// Serialized, so the descriptor checks of one test see no other test's threads.
 @Suite(.serialized) struct FoundationFormsTests {

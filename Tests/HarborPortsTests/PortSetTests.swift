@@ -2,6 +2,7 @@
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+import HarborSystem
 
 @Suite struct PortSetTests {
     @Test func P05_aSetReceivesFromEveryMemberAndSaysWhichPort() throws {
@@ -82,9 +83,4 @@ import Testing
             #expect(!isReadable(set.core.descriptor))
         }
     }
-}
-
-/// Whether `fd` polls readable right now.
-func isReadable(_ fd: CInt) -> Bool {
-    (try? waitUntilReadable(fd, deadline: .immediately)) ?? false
 }

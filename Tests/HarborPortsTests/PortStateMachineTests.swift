@@ -1,6 +1,7 @@
 // Harbor — the port's rules without a kernel: the pure state machine.
 import Testing
 @testable import HarborPorts
+import HarborSystem
 
 @Suite struct PortStateMachineTests {
     private func content(_ id: Int32, counted: Bool = true) -> MessageContent {

@@ -2,6 +2,7 @@
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+import HarborSystem
 
 @Suite struct QueueLimitTests {
     @Test func P04_defaultLimitIsFiveAndATryOnceSendFailsWithQueueFull() throws {

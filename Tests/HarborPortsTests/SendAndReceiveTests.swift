@@ -3,6 +3,7 @@ import Glibc
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+import HarborSystem
 
 @Suite struct SendAndReceiveTests {
     /// A port a server thread receives on (a `~Copyable` right cannot be

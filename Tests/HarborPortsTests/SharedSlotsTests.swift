@@ -5,6 +5,7 @@ import HarborTestSupport
 import Synchronization
 import Testing
 @testable import HarborPorts
+import HarborSystem
 
 @Suite struct SharedSlotsTests {
     @Test func P07_slotsAreTakenUpToTheLimitAndGivenBack() throws {

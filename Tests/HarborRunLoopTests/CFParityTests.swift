@@ -5,6 +5,7 @@ import HarborPorts
 import HarborTestSupport
 import Synchronization
 import Testing
+import HarborSystem
 
 extension RunLoopTests {
     @Suite struct CFParityTests {

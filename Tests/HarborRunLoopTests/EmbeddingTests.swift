@@ -6,6 +6,7 @@ import HarborPorts
 import HarborTestSupport
 import Synchronization
 import Testing
+import HarborSystem
 
 extension RunLoopTests {
     @Suite struct EmbeddingTests {

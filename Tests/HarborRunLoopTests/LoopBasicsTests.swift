@@ -3,6 +3,7 @@ import HarborTestSupport
 import HarborPorts
 @testable import HarborRunLoop
 import Testing
+import HarborSystem
 
 extension RunLoopTests {
     @Suite struct LoopBasicsTests {

@@ -3,6 +3,7 @@
 import HarborPorts
 import HarborTestSupport
 import Testing
+import HarborSystem
 
 extension RunLoopTests {
     @Suite struct TimerTests {

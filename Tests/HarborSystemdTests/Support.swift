@@ -4,6 +4,7 @@ import Glibc
 import HarborPorts
 import HarborTestSupport
 import Testing
+import HarborSystem
 
 /// Every systemd suite nests in here, so they run one at a time and the
 /// process-wide descriptor count means something in each of them.

@@ -1,5 +1,6 @@
 // Harbor — test support: proving a test leaves no descriptor open.
 import HarborPorts
+import HarborSystem
 import Testing
 
 /// Runs `body` and records an issue for every descriptor that was opened
@@ -24,4 +25,9 @@ public func expectNoDescriptorLeak<Result>(
     #expect(leaked.isEmpty, "\(what): descriptor(s) \(leaked.sorted()) left open: \(describe(leaked))",
             sourceLocation: sourceLocation)
     return result
+}
+
+/// Whether `fd` polls readable right now.
+public func isReadable(_ fd: CInt) -> Bool {
+    (try? waitUntilReadable(fd, deadline: .immediately)) ?? false
 }

@@ -1,6 +1,7 @@
 // Harbor — test support: running work on another thread and waiting for it.
 import Dispatch
 import HarborPorts
+import HarborSystem
 
 /// Runs `body` on a new POSIX thread; `join()` waits for the thread to exit
 /// and returns the body's result.

@@ -2,6 +2,7 @@
 import HarborPorts
 import HarborTestSupport
 import Testing
+import HarborSystem
 
 /// Every suite of this target nests in here, so they run one at a time and
 /// the descriptor checks see no other test's threads.

@@ -28,6 +28,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+// Socket diagnostics (sock_diag(7)): the request and answer records.
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 
 // errno is a macro over a thread-local; reading it through a function keeps
 // Swift from caching it across calls.
@@ -137,15 +141,12 @@ int charbor_getresgid(gid_t *real, gid_t *effective, gid_t *saved);
 int charbor_pidfd_open(pid_t pid, unsigned int flags);
 int charbor_pidfd_send_signal(int pidfd, int sig);
 int charbor_memfd_create(const char *name, unsigned int flags);
+// The raw system call, sigmask NULL: -1 with ENOSYS where the kernel (before
+// 5.11) or a tool (valgrind 3.19) lacks it.
 int charbor_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout);
 // The kernel's id of the calling thread (equal to getpid() on the main thread).
 pid_t charbor_gettid(void);
 
-// The inode of the other end of a connected AF_UNIX socket, from the
-// kernel's socket diagnostics (NETLINK_SOCK_DIAG, UNIX_DIAG_PEER): the only
-// way to learn which socket a descriptor is connected to. 0 on success,
-// -errno on failure (-ENOENT: no peer, or the kernel lacks unix_diag).
-int charbor_unix_peer_inode(int fd, uint64_t *peer_inode);
 
 // _GNU_SOURCE-only declarations Swift's importer does not see.
 int charbor_ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout);

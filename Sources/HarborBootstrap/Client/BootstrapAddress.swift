@@ -1,5 +1,6 @@
 // Harbor — where a process finds the name server, with no configuration.
 import HarborPorts
+import HarborSystem
 
 /// The bootstrap socket's location.
 ///

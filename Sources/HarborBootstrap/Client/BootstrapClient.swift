@@ -1,6 +1,7 @@
 // Harbor — a process's connection to the name server: look up, check in, register, list.
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 /// A connection to the bootstrap name server (`harbord`).
 ///

@@ -1,6 +1,7 @@
 // Harbor — a client's link to the name server: its bootstrap right, who serves it, connecting again.
 import Glibc  // types only: pid_t
 import HarborPorts
+import HarborSystem
 
 /// The bootstrap right a process uses now, shared by its `BootstrapClient`
 /// and its session, and replaced when the server restarts on the same

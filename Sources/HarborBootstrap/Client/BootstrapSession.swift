@@ -2,6 +2,7 @@
 // the process holds die, and checks them in again when the server restarts.
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 /// The names a process holds, and the thread that speaks for them.
 ///

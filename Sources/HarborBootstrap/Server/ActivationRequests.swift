@@ -1,5 +1,6 @@
 // Harbor — request files: how a harbord without root asks for a declared name's unit to be started.
 import HarborPorts
+import HarborSystem
 
 /// The directory of activation requests (default `/run/harbor/activate`):
 /// one empty file per unit to start, named after the unit.

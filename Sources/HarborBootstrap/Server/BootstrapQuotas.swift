@@ -1,5 +1,6 @@
 // Harbor — what one uid may make the name server hold, and its descriptor reserve.
 import HarborPorts
+import HarborSystem
 
 /// The per-uid limits of the name server (Docs/harbord.md, "Limits").
 ///

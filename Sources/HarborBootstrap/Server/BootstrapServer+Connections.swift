@@ -2,6 +2,7 @@
 import Glibc  // types and constants only: uid_t, EMFILE, ENFILE
 import HarborPorts
 import HarborRunLoop
+import HarborSystem
 
 extension BootstrapServer {
     // MARK: Accepting

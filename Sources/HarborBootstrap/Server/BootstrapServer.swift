@@ -2,6 +2,7 @@
 import Glibc  // types only: uid_t
 import HarborPorts
 import HarborRunLoop
+import HarborSystem
 
 /// The bootstrap name server (what `harbord` runs), on a run loop.
 ///

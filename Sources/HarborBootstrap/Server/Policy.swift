@@ -1,6 +1,7 @@
 // Harbor — the policy file: names declared ahead of their services, and names shared across users.
 import Glibc  // types only: uid_t
 import HarborPorts
+import HarborSystem
 
 /// The name server's policy: the names it creates at start-up.
 ///

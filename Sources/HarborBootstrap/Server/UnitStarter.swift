@@ -1,6 +1,7 @@
 // Harbor — socket activation of a declared service: asking systemd to start its unit.
 import HarborPorts
 import HarborRunLoop
+import HarborSystem
 
 /// Starts the systemd unit of a declared name whose service is not running,
 /// by one of three means, chosen when the server starts (after harbord gave

@@ -1,4 +1,5 @@
 // Harbor — the shape every Harbor error shares: an extensible code and a sentence.
+import HarborSystem
 
 /// An error made of a ``code`` (what kind of failure: extensible, so codes can
 /// be added without breaking clients, unlike an enum's cases) and a

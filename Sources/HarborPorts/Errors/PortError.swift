@@ -1,5 +1,6 @@
 // Harbor — the typed error every port operation throws.
 import SystemPackage
+import HarborSystem
 
 /// Why a port operation failed.
 ///

@@ -2,6 +2,7 @@
 import Glibc  // constants only: EPERM, EFBIG
 import Synchronization
 import SystemPackage
+import HarborSystem
 
 /// The bytes of one out-of-line region, which nobody can change any more.
 ///

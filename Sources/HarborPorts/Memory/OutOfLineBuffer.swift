@@ -1,4 +1,5 @@
 // Harbor — out-of-line memory (P08): fill a buffer in place, send it sealed.
+import HarborSystem
 
 /// A buffer for a large payload, filled in place and then sent out of line.
 ///

@@ -28,6 +28,7 @@
 // understates the room, and a sender reads the receiver's line only when
 // its copy says the queue is full.
 import Glibc  // constants only: EINVAL
+import HarborSystem
 
 package final class SharedSlots: @unchecked Sendable {
     // @unchecked: the mapping and the private words are only touched through

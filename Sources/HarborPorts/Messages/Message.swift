@@ -1,4 +1,5 @@
 // Harbor — a message: an id, bytes, rights, a reply right and a trailer.
+import HarborSystem
 
 /// A message to send to a port, or one received from it.
 ///

@@ -1,4 +1,5 @@
 // Harbor — a message's fields as the runtime stores and queues them.
+import HarborSystem
 
 /// The copyable storage behind a ``Message``. Queues, errors and the wire
 /// codec work with this; users see the `~Copyable` ``Message``. Copying it

@@ -1,4 +1,5 @@
 // Harbor — what the runtime, not the sender, says about a message.
+import HarborSystem
 
 /// Facts about a received message that the runtime fills in: the sender can
 /// neither set nor forge them (Mach's `mach_msg_audit_trailer_t`).

@@ -1,4 +1,5 @@
 // Harbor — the relays whose word on a relayed message's sender this process takes: its name servers.
+import HarborSystem
 
 /// The processes this process trusts to say who sent the messages they relay.
 ///

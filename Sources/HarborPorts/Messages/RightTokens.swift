@@ -8,6 +8,7 @@
 // ~Copyable; `SendRight`: copyable) are thin wrappers around these.
 
 import Synchronization
+import HarborSystem
 
 /// One send right to a port. ARC counts copies of a `SendRight`; the port
 /// counts tokens; when the last token dies, the port may see no-senders.

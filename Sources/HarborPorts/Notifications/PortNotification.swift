@@ -5,6 +5,7 @@
 // to the port that should hear, so a notification never waits for queue
 // room and fires at most once. A request that never fires releases that
 // right, and its port gets a send-once notification instead, as in Mach.
+import HarborSystem
 
 /// A notification the runtime sent, decoded from a received ``Message``.
 public enum PortNotification: Hashable, Sendable {

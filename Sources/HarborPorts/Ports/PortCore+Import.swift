@@ -1,5 +1,6 @@
 // Harbor — rights arriving from another process: what their descriptors
 // prove decides which port they stand for (P11, Docs/Security.md).
+import HarborSystem
 
 extension PortCore {
     // MARK: Importing rights

@@ -4,6 +4,7 @@
 // One enum, so a port can be only one of them (issue 13): a proxy has a
 // route and never a transport, a port received here has a transport once
 // other processes can send to it and never a route.
+import HarborSystem
 
 extension PortCore {
     /// Where a port's receive right is, and how messages reach it.

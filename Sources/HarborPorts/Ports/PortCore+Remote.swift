@@ -2,6 +2,7 @@
 // moving the receive right, and hearing of deaths the kernel reports.
 import DequeModule
 import Synchronization
+import HarborSystem
 
 extension PortCore {
     // MARK: Receiving from other processes

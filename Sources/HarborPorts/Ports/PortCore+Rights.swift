@@ -2,6 +2,7 @@
 // released, and the notifications they ask for or cause.
 
 import DequeModule
+import HarborSystem
 
 extension PortCore {
     /// A send right to the port was made (called by the token objects, as all here).

@@ -11,6 +11,7 @@
 
 import DequeModule
 import Synchronization
+import HarborSystem
 
 package final class PortCore: Sendable {
     package let name: PortName

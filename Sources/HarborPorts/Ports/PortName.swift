@@ -1,5 +1,6 @@
 // Harbor — how a port is told apart from every other port.
 import Synchronization
+import HarborSystem
 
 /// The identity of a port: equal for every right to the same port.
 ///

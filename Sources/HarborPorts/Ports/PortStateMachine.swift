@@ -6,6 +6,7 @@
 // the rights of drained messages. Tests drive it without a kernel.
 
 import DequeModule
+import HarborSystem
 
 package struct PortStateMachine {
     /// Mach's default queue limit (`MACH_PORT_QLIMIT_DEFAULT`).

@@ -1,4 +1,5 @@
 // Harbor — a snapshot of a port's counters.
+import HarborSystem
 
 /// A port's counters at one instant (Mach: `mach_port_status_t`).
 public struct PortStatus: Hashable, Sendable {

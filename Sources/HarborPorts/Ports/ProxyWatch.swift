@@ -1,4 +1,5 @@
 // Harbor — a proxy's watch for its own hang-up in the epoll set of a port that asked for its death.
+import HarborSystem
 
 /// A watch a proxy registered on a local port's transport
 /// (`PortTransport.addWatch`), so whoever receives on that port hears the

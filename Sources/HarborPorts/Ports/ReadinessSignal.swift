@@ -18,6 +18,7 @@
 // descriptor is readable exactly while a message waits.
 
 import Synchronization
+import HarborSystem
 
 package final class ReadinessSignal: Sendable {
     private let counter: EventDescriptor

@@ -1,4 +1,5 @@
 // Harbor — the receive right: the one owner of a port's queue.
+import HarborSystem
 
 /// The right to receive from a port; creating one creates the port.
 ///

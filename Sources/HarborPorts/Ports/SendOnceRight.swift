@@ -1,4 +1,5 @@
 // Harbor — the send-once right: exactly one message, or a notification.
+import HarborSystem
 
 /// The right to send exactly one message to a port; the usual reply right.
 ///

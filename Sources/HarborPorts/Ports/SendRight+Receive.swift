@@ -1,4 +1,5 @@
 // Harbor — Mach's combined send-and-receive (the RPC idiom) in one call.
+import HarborSystem
 
 extension SendRight {
     /// Sends `request` with a send-once reply right to a new port of its own,

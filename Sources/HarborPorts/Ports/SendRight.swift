@@ -1,4 +1,5 @@
 // Harbor — the send right: any number of holders, counted by the port.
+import HarborSystem
 
 /// The right to send to a port.
 ///

@@ -1,4 +1,5 @@
 // Harbor — port sets: one receive over many ports.
+import HarborSystem
 
 /// A set of ports received from as one (Mach: a port set).
 ///

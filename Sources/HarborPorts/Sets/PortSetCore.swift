@@ -1,6 +1,7 @@
 // Harbor — a port set: an epoll set over its members' readiness descriptors.
 
 import Synchronization
+import HarborSystem
 
 package final class PortSetCore: Sendable {
     private let epoll: Epoll

@@ -1,5 +1,6 @@
 // Harbor — starting a process with its first message (and so its first rights).
 import Glibc  // types only: pid_t
+import HarborSystem
 
 /// A child process started by Harbor, holding its first message.
 ///

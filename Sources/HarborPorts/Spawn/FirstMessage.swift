@@ -1,4 +1,5 @@
 // Harbor — one message over a bare connection: how a process gets its first right.
+import HarborSystem
 
 /// Sends or receives exactly one Harbor message over a `SOCK_SEQPACKET`
 /// socket that is not (yet) any port's connection: the descriptor a child

@@ -7,6 +7,7 @@
 // the message to the sender with its rights intact; the journal undoes each
 // export, newest first, so the message in the `PortError` holds working
 // rights again and no port hears of a closing that did not happen.
+import HarborSystem
 
 /// Records the undo actions of one send's exports.
 ///

@@ -7,6 +7,7 @@
 // one can only fill the regions the first packet declared, never more, and
 // what the regions declare is charged to the connection and the uid while
 // the message is unfinished (PeerLimits, `PartialCharge`).
+import HarborSystem
 
 /// A message whose copied regions are still arriving.
 ///

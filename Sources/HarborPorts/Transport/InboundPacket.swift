@@ -4,6 +4,7 @@
 // is created from it. Then each descriptor is claimed by the right that owns
 // it; whatever is left unclaimed when decoding fails is closed by
 // `ArrivedDescriptors`, so a rejected packet leaks nothing.
+import HarborSystem
 
 package enum InboundPacket: ~Copyable {
     case message(MessageContent)

@@ -7,6 +7,7 @@
 // memory file behind a header of its own; copied regions follow it as
 // fragments. A sender waiting for a slot registers with a wait packet.
 // Every header comes from `WireHeader`; `RemoteRoute` only sends.
+import HarborSystem
 
 package enum OutboundPacket {
 

@@ -11,6 +11,7 @@
 // here are messages of a queue moved in with a receive right, and
 // uncounted ones.
 import DequeModule
+import HarborSystem
 
 extension PortCore.Guarded {
     /// Why `content`, which another process sent, may not be queued now;

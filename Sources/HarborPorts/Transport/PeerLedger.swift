@@ -13,6 +13,7 @@
 // ledger is consulted, which is when the next message that needs it arrives.
 // So plain messages within the limit, the usual traffic, never touch it.
 import DequeModule
+import HarborSystem
 
 /// What one uid's queued messages hold on one port.
 package struct PeerUsage: Equatable, Sendable {

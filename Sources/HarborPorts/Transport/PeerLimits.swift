@@ -8,6 +8,7 @@
 // closes (what it holds on a connection) or its messages are received
 // (what it queued). Docs/CrossProcess.md, "Limits", lists them with the
 // reasons for each number.
+import HarborSystem
 
 /// The limits on what a peer may make this process hold.
 ///

@@ -1,4 +1,5 @@
 // Harbor — naming a port across processes, and finding it again on arrival.
+import HarborSystem
 
 /// A port's identity on the wire: the creating process's random nonce and
 /// the port's number there. It identifies without granting anything; a

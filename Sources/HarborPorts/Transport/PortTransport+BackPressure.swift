@@ -23,6 +23,8 @@
 //   and grants the waiters a slot each through their eventfds, which no
 //   other sender can write. A scribbler then stalls only itself: honest
 //   senders wait a few milliseconds at worst, and send.
+import HarborSystem
+
 extension PortTransport {
 
     /// The receiver's private side of back-pressure (under the table lock).

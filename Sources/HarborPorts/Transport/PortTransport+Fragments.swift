@@ -2,6 +2,7 @@
 //
 // Docs/WireFormat.md, "Fragmented messages". Called by the packet reader
 // (PortTransport+Packet.swift) under the pump lock.
+import HarborSystem
 
 extension PortTransport {
 

@@ -13,6 +13,7 @@
 // the connection into the queue, up to its end (`reapHangUp`), and the
 // closing is counted as a receiver's pump would count it.
 import Synchronization
+import HarborSystem
 
 extension PortTransport {
 

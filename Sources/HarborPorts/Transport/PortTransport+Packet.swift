@@ -3,6 +3,7 @@
 // The pump (PortTransport+Pump.swift) calls `receive(on:token:buffers:)` for
 // each ready connection, under the pump lock; this turns what `recvmsg`
 // returns into a message, a waiter, part of a fragmented message, or nothing.
+import HarborSystem
 
 extension PortTransport {
 

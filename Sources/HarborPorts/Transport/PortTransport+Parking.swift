@@ -33,6 +33,7 @@
 // - Honest traffic never parks: senders that take their slots never find
 //   the queue full, so the usual path costs one load of a private word.
 import DequeModule
+import HarborSystem
 
 /// Messages parked off a full queue, by connection, and the connections
 /// paused for them (each paused connection has at least one), taking turns.

@@ -1,5 +1,6 @@
 // Harbor — which connections a port's transport holds, as the kernel names
 // them: the facts an arriving right is checked against (P11).
+import HarborSystem
 
 extension PortTransport {
     /// Whether one of this port's connections is the socket with `inode`:

@@ -5,6 +5,7 @@
 // pump buffers before the table, never after.
 import DequeModule
 import Synchronization
+import HarborSystem
 
 extension PortTransport {
 

@@ -19,6 +19,7 @@
 // messages are queued and notifications delivered after both are released.
 // `ledger` is a leaf, taken under the port's own lock.
 import Synchronization
+import HarborSystem
 
 package final class PortTransport: Sendable {
     /// The epoll token of the port's own eventfd in its readiness set.

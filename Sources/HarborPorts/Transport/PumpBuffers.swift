@@ -1,4 +1,5 @@
 // Harbor — the pump's reusable buffers (PortTransport+Pump.swift).
+import HarborSystem
 
 /// The pump's reusable buffers: one packet, its control data, epoll events.
 struct PumpBuffers: ~Copyable {

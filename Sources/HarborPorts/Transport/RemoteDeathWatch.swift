@@ -16,6 +16,7 @@
 // rest of that connection into its port, so the closing is counted and the
 // notification sent though nobody receives there.
 import Synchronization
+import HarborSystem
 
 package final class RemoteDeathWatch: Sendable {
     package static let shared = RemoteDeathWatch()

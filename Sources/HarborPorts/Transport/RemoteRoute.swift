@@ -1,5 +1,6 @@
 // Harbor — the sending side of a connection to a port in another process.
 import SystemPackage
+import HarborSystem
 
 /// Sends to a port whose receive right lives in another process.
 ///

@@ -6,6 +6,7 @@
 // refused for the total only while the others hold more than seven shares
 // between them, which takes at least eight other uids: a handful of uids,
 // however much each asks for, cannot starve another.
+import HarborSystem
 
 /// What each uid holds of a process-wide amount, bounded per uid and in total.
 ///

@@ -8,6 +8,7 @@
 // checked first (`PeerLimits.queuedInlineBytesPerUid`) and the packet is
 // refused (`overLimit`) with nothing copied; what is admitted is charged to
 // the delivering uid on the port it joins (PeerAdmission.swift).
+import HarborSystem
 
 extension WirePacket {
     /// Bytes of the inline bodies of every message queued in the receive

@@ -1,4 +1,5 @@
 // Harbor — encoding a message for another process (format: Docs/WireFormat.md).
+import HarborSystem
 
 /// A right made ready to leave the process: what goes in its entry and which
 /// descriptors go in SCM_RIGHTS.

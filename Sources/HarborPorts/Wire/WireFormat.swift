@@ -2,6 +2,7 @@
 //
 // Docs/WireFormat.md is the specification; this file, WireHeader.swift and
 // WirePacket.swift must agree with it. All integers are little-endian.
+import HarborSystem
 
 /// Constants of wire format version 1.
 package enum WireFormat {

@@ -5,6 +5,7 @@
 // packet it receives is first read by `decode`, which checks what every
 // packet must satisfy; what each kind of packet must satisfy besides is
 // checked by the properties below, so no other file knows the offsets.
+import HarborSystem
 
 /// The header of one packet, as values.
 package struct WireHeader: Equatable {

@@ -4,6 +4,7 @@
 // against the bytes and the descriptors that actually arrived, and produces
 // offsets and indices only. Nothing is allocated from the kernel and no
 // descriptor is claimed until the whole packet has passed.
+import HarborSystem
 
 /// A parsed packet: where its parts are and which descriptors each right owns.
 package struct WirePacket {

@@ -1,4 +1,5 @@
 // Harbor — why a packet from another process was refused, and how often.
+import HarborSystem
 
 /// One refused packet: a typed reason and a sentence for logs. Thrown by the
 /// decoder; the transport counts it and drops the packet (closing every

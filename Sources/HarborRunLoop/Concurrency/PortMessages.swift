@@ -1,6 +1,7 @@
 // Harbor — a port's messages as an AsyncSequence, with no thread parked per port (A01).
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 /// A port's messages, consumed with `for try await message in messages`.
 ///

@@ -1,5 +1,6 @@
 // Harbor — a received message as an async sequence's element (elements must be copyable; messages are not).
 import HarborPorts
+import HarborSystem
 
 /// One message delivered by ``PortMessages``. A `Message` is `~Copyable`
 /// (its carried rights must move, never be duplicated), while an async

@@ -1,6 +1,7 @@
 // Harbor — what a host event loop needs to drive this one (RL21): a mode's waitset descriptor and a hand-off around the host's sleep.
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 extension Loop {
     /// The epoll descriptor of `mode`'s waitset (the mode is created on first

@@ -1,5 +1,6 @@
 // Harbor — which readiness a descriptor source watches for, and which it saw.
 import HarborPorts
+import HarborSystem
 
 /// Kinds of readiness of a file descriptor, as a descriptor source watches
 /// them and as its handler is told about them.

@@ -1,6 +1,7 @@
 // Harbor — descriptor sources: any file descriptor as a run-loop source (RL18).
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 /// Any file descriptor — a socket, a pipe, a pidfd, a signalfd, another
 /// event loop's epoll descriptor — watched by a run loop: the handler runs

@@ -1,6 +1,7 @@
 // Harbor — version-0 sources: work another thread marks as pending.
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 /// A source the loop runs when it has been signalled (CF's "version 0").
 ///

@@ -1,6 +1,7 @@
 // Harbor — port sources: a receive right the loop watches (CF's "version 1").
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 /// A port scheduled on a run loop: the loop wakes by itself when a message
 /// arrives and calls the handler with each message.

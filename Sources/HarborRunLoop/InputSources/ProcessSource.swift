@@ -1,6 +1,7 @@
 // Harbor — process sources: a child's exit as a run-loop source, over a pidfd (RL19).
 import Glibc  // types only: pid_t
 import HarborPorts
+import HarborSystem
 
 /// How a watched process ended.
 ///

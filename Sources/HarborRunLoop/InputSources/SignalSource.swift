@@ -1,6 +1,7 @@
 // Harbor — signal sources: Unix signals as a run-loop source, over a signalfd (RL19).
 import Glibc  // types only: pid_t, uid_t
 import HarborPorts
+import HarborSystem
 
 /// One delivered signal, as a signal source reports it.
 ///

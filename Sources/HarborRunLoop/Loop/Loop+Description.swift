@@ -1,5 +1,6 @@
 // Harbor — a loop's print-out: common modes, and each mode's items.
 import HarborPorts
+import HarborSystem
 
 extension Loop: CustomStringConvertible {
     /// Lists the loop's thread, whether it sleeps, its current mode, its

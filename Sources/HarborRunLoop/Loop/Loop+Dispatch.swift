@@ -10,6 +10,7 @@
 import Dispatch
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 /// libdispatch's main-queue eventfd (created by libdispatch on first use).
 @_silgen_name("_dispatch_get_main_queue_handle_4CF")

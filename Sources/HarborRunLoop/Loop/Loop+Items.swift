@@ -1,6 +1,7 @@
 // Harbor — adding and removing sources, timers and observers; common modes.
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 extension Loop {
     /// Adds a version-0 source to `mode` (or to every common mode for

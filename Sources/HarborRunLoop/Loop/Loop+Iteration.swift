@@ -1,5 +1,6 @@
 // Harbor — one run of a mode, top to bottom, in Darwin's order.
 import HarborPorts
+import HarborSystem
 
 extension Loop {
     /// The passes of one run (CF's `__CFRunLoopRun`). Each numbered step is

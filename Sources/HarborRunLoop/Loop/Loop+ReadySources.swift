@@ -1,5 +1,6 @@
 // Harbor — step 7 of a pass: ready ports and descriptors, served by `order` (RL09, RL18).
 import HarborPorts
+import HarborSystem
 
 /// A port or descriptor source found ready by one `epoll_wait`.
 struct ReadySource {

@@ -1,5 +1,6 @@
 // Harbor — the ways to run a loop (NSRunLoop's three and CF's two).
 import HarborPorts
+import HarborSystem
 
 extension Loop {
     /// Runs `.default` pass after pass for as long as it has sources or

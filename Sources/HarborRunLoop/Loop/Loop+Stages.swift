@@ -5,6 +5,7 @@
 // previous callout may have invalidated it or run the loop re-entrantly.
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 extension Loop {
     /// Tells the mode's observers of `activity`, lowest order first. As in

@@ -2,6 +2,7 @@
 import DequeModule
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 /// A CFRunLoop-style event loop: it keeps a thread alive, sleeps in one
 /// `epoll_wait` when idle, and wakes for port messages, timers, signalled

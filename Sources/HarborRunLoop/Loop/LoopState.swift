@@ -1,6 +1,7 @@
 // Harbor — the part of a loop other threads may touch, kept under one lock.
 import DequeModule
 import HarborPorts
+import HarborSystem
 
 /// A block posted with ``Loop/perform(_:)`` and its modes.
 struct PendingBlock {

@@ -1,5 +1,6 @@
 // Harbor — what an epoll event's 64-bit data says woke the loop.
 import HarborPorts
+import HarborSystem
 
 /// The token stored in each epoll registration: kind (8 bits), slot (24 bits)
 /// and generation (32 bits).

@@ -1,5 +1,6 @@
 // Harbor — one mode of one loop: its items and its waitset.
 import HarborPorts
+import HarborSystem
 
 /// Everything a loop keeps per mode.
 ///

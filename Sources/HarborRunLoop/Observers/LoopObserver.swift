@@ -1,6 +1,7 @@
 // Harbor — observers: callbacks at fixed points of every pass.
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 /// A callback the loop calls at the activities it asked for.
 ///

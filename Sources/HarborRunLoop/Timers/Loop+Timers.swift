@@ -6,6 +6,7 @@
 // Lock order as everywhere: the loop's lock, then the timer's.
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 /// A timer collected by `doTimers`, with what it looked like then.
 struct DueTimer {

@@ -1,5 +1,6 @@
 // Harbor — absolute fire dates: a timer created at, read as and moved to a point in time (CF's CFAbsoluteTime forms).
 import HarborPorts
+import HarborSystem
 
 /// How a timer's fire date, kept in CLOCK_MONOTONIC nanoseconds, reads as an
 /// absolute date: the date it was last set to (or first read as) and the

@@ -1,5 +1,6 @@
 // Harbor — timers: a fire date on CLOCK_MONOTONIC, an optional interval, a tolerance.
 import HarborPorts
+import HarborSystem
 
 /// A timer that calls its handler on the loop's thread at its fire date, and
 /// then every `interval` if it repeats.

@@ -1,5 +1,6 @@
 // Harbor — one mode's timers: a fire date heap, and a hard deadline heap for tolerant timers.
 import HarborPorts
+import HarborSystem
 
 /// A mode's timers.
 ///

@@ -15,6 +15,7 @@
 // stripe cost a retain and a release on each (a tenth of a timer's in-cache
 // cost), and a Swift global a `swift_once` call on each.
 import HarborPorts
+import HarborSystem
 
 /// The timers' choice of stripe.
 enum TimerLockStripes {

@@ -1,5 +1,6 @@
 // Harbor — the LoopThread running the calling code: [NSThread currentThread] for Harbor's threads.
 import HarborPorts
+import HarborSystem
 
 extension LoopThread {
     /// The ``LoopThread`` whose body runs on the calling thread, or `nil` on

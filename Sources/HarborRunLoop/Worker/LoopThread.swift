@@ -1,6 +1,7 @@
 // Harbor — a thread as the target of performs (performSelector:onThread:), reachable before it runs its loop.
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 /// A thread that other threads can perform work on, before it starts and
 /// while it runs: the role `NSThread` plays as the target of

@@ -1,6 +1,7 @@
 // Harbor — a worker thread that runs a loop until told to stop, for real.
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 /// A thread of its own whose loop is kept alive and accepts work, and which
 /// ends for real on ``stop()``: its loop returns, the thread exits, and the

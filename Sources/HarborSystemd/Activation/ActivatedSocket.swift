@@ -3,6 +3,7 @@ import CSystemd
 import Glibc  // constants only: SOCK_STREAM
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 /// A descriptor the service manager passed to this process at start-up
 /// (socket activation), with the name its unit gave it

@@ -2,6 +2,7 @@
 import CSystemd
 import HarborPorts
 import HarborRunLoop
+import HarborSystem
 
 /// Lets an sd-event loop drive a Harbor run loop on the same thread: while
 /// sd-event runs (``SDEventLoop/runUntilExit()`` or libsystemd's own

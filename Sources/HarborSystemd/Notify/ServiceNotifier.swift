@@ -2,6 +2,7 @@
 import CSystemd
 import HarborPorts
 import HarborRunLoop
+import HarborSystem
 
 /// Tells the service manager about this process over `$NOTIFY_SOCKET`
 /// (`sd_notify`): `READY=1`, `STATUS=…`, `STOPPING=1`, `WATCHDOG=1`.

@@ -2,6 +2,7 @@
 import CSystemd
 import Glibc  // constants only: EBUSY, ESTALE
 import HarborPorts
+import HarborSystem
 
 /// An sd-event loop (`sd_event *`) that Harbor owns: made with
 /// `sd_event_new`, released with `sd_event_unref` when the last reference

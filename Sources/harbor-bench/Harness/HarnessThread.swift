@@ -8,6 +8,7 @@ import Dispatch
 import Glibc
 import HarborPorts
 import Synchronization
+import HarborSystem
 
 final class HarnessThread: Sendable {
     private let pending = HarborLock<(@Sendable () -> Void)?>(nil)

@@ -1,6 +1,7 @@
 // Harbor — per-thread CPU time and sleeps, and a fresh thread to measure on.
 import Glibc
 import HarborPorts
+import HarborSystem
 
 /// CPU time the calling thread has used, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`).
 func threadCPUNanoseconds() -> Int64 {

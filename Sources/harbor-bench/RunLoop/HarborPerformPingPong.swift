@@ -2,6 +2,7 @@
 import Dispatch
 import Harbor
 import Synchronization
+import HarborSystem
 
 /// The server thread runs its `Loop`; the client either runs its own loop
 /// until the reply block arrives (`bothLoops`), or blocks in

@@ -4,6 +4,7 @@ import Dispatch
 import Glibc
 import Harbor
 import Synchronization
+import HarborSystem
 
 /// Runs the calling thread's loop in `.default` until `finish` is called:
 /// standing alone, or driven by a fresh sd-event loop (S01). `setUp` adds

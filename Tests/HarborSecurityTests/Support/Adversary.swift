@@ -4,6 +4,7 @@ import Glibc
 import Harbor
 import HarborPorts
 import HarborTestSupport
+import HarborSystem
 
 /// A directory under /tmp that uid 65534 can search (so it reaches the
 /// socket and the executable copied there), removed with its files.

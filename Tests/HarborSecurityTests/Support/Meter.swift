@@ -3,6 +3,7 @@ import Glibc
 import HarborPorts
 import Synchronization
 import HarborTestSupport
+import HarborSystem
 
 /// Descriptors and resident memory of another process.
 struct Usage: Sendable, CustomStringConvertible {

@@ -6,6 +6,7 @@ import Harbor
 import HarborBootstrap
 import HarborTestSupport
 import Synchronization
+import HarborSystem
 
 /// A process under attack, with an honest client that must keep working.
 protocol Victim: AnyObject, Sendable {

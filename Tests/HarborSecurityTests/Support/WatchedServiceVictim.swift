@@ -7,6 +7,7 @@ import Harbor
 import HarborBootstrap
 import HarborTestSupport
 import Synchronization
+import HarborSystem
 
 /// harbord with root's names (a ``HarbordVictim``) and `harbor watch`
 /// holding the shared name ``name``; the victim measured is the watcher

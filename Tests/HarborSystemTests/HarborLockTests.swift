@@ -1,7 +1,7 @@
 // Harbor — HarborLock: exclusion between threads, and the value dropped with the lock.
 import HarborTestSupport
+import HarborSystem
 import Testing
-@testable import HarborPorts
 
 @Suite struct HarborLockTests {
     /// Two threads each add to a pair that must stay equal; with the lock

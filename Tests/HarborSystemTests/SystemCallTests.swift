@@ -2,8 +2,8 @@
 import CHarborLinux
 import Glibc
 import HarborTestSupport
+import HarborSystem
 import Testing
-@testable import HarborPorts
 
 @Suite struct SystemCallTests {
     @Test func systemCall_retriesInterruptedCalls() throws {

@@ -28,13 +28,9 @@ package struct FileKey: Hashable, Sendable {
 
 extension SeqPacketSocket {
     /// The inode of the socket `fd` is connected to: it names the other end,
-    /// which only its holder can hand on. C: a `NETLINK_SOCK_DIAG` query
-    /// with `UDIAG_SHOW_PEER` (`charbor_unix_peer_inode`).
+    /// which only its holder can hand on (``SocketDiagnostics``).
     package static func peerInode(_ fd: CInt) throws(SystemError) -> UInt64 {
-        var inode: UInt64 = 0
-        let result = charbor_unix_peer_inode(fd, &inode)
-        if result < 0 { throw SystemError(errno: -result, call: "sock_diag(UNIX_DIAG_PEER)") }
-        return inode
+        try SocketDiagnostics.peerInode(of: fd)
     }
 
     /// The process that made the connection `fd` belongs to: for a socket
