@@ -54,6 +54,7 @@ case "deputy-session": DeputySession.attack(target, options, report)
 case "waiting-flood": WaitingFlood.attack(target, options, report)
 case "hold-share": ShareHolding.attack(target, options, report)
 case "list-flood": ListFlood.attack(target, options, report)
+case "queue-bomb": QueueBomb.attack(target, options, report)
 default: Report.fail("unknown attack \(options.attack)")
 }
 report.emit()

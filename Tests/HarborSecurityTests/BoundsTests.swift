@@ -44,6 +44,23 @@ extension SecurityTests {
             #expect(siege.adversary["killedItself"] == "1", "\(siege.summary)")
         }
 
+        /// P12: three receive rights whose moved queues each hold 256 MiB
+        /// of message bodies (holes of a memory file: free to the sender,
+        /// twice what one uid may have a receiver queue) are refused from
+        /// their parse, before a body is copied: the victim's memory stays
+        /// flat, and it is served throughout.
+        @Test(arguments: ["harbord", "service"])
+        func P12_movedQueuesOfBodiesCostTheVictimNothing(_ kind: String) throws {
+            let victim: Victim = kind == "harbord" ? try HarbordVictim() : try ServiceVictim()
+            let siege = try besiege(victim, "queue-bomb", ["--count", "3", "--hold", "1"])
+            expectContained(siege, refusals: 3, reason: "over-a-peer-limit")
+            #expect(siege.adversary["sent"] == "3", "\(siege.summary)")
+            // Copied, the bodies took harbord to 418 MiB; parsed and refused,
+            // its peak is the headers' pages of the mapped packets.
+            let peak = Slack(residentBytes: 64 << 20).allowedResidentBytes
+            #expect((siege.peak?.residentBytes ?? .max) <= siege.baseline.residentBytes + peak, "\(siege.summary)")
+        }
+
         /// P12: messages with 17 regions (one too many) are refused and
         /// counted; messages with 16 sparse regions of 4 GiB each cost the
         /// victim nothing once dropped.
