@@ -3,7 +3,8 @@
 //
 // Layers, lowest first; a layer never imports one above it:
 //   CHarborLinux (C shim) → HarborSystem (typed system calls, the shim's only
-//   importer) → HarborPorts (rights, messages, ports) → HarborRunLoop
+//   importer) → HarborPorts (rights, messages, ports) → HarborTransport (ports
+//   across processes) → HarborRunLoop
 //   → Harbor (umbrella). CSystemd wraps libsystemd for the layers that need it.
 import PackageDescription
 
@@ -17,6 +18,7 @@ let package = Package(
     products: [
         .library(name: "Harbor", targets: ["Harbor"]),
         .library(name: "HarborPorts", targets: ["HarborPorts"]),
+        .library(name: "HarborTransport", targets: ["HarborTransport"]),
         .library(name: "HarborRunLoop", targets: ["HarborRunLoop"]),
         .library(name: "HarborFoundation", targets: ["HarborFoundation"]),
         .library(name: "HarborSystemd", targets: ["HarborSystemd"]),
@@ -58,11 +60,23 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Layer 2: the port/message kernel.
+        // Layer 2: the port/message kernel: rights, messages, the state
+        // machine, sets, notifications, admission. No sockets.
         .target(
             name: "HarborPorts",
             dependencies: [
                 "HarborSystem",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict
+        ),
+        // Layer 2b: ports across processes: the transport, the wire format,
+        // spawning. Implements HarborPorts' PortConnections and PortRoute.
+        .target(
+            name: "HarborTransport",
+            dependencies: [
+                "HarborPorts", "HarborSystem",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -102,19 +116,19 @@ let package = Package(
         // The umbrella module users import.
         .target(
             name: "Harbor",
-            dependencies: ["HarborPorts", "HarborRunLoop", "HarborSystemd"],
+            dependencies: ["HarborTransport", "HarborPorts", "HarborRunLoop", "HarborSystemd"],
             swiftSettings: strict
         ),
         // Layer 5: the bootstrap name server's protocol, client and server logic (P10).
         .target(
             name: "HarborBootstrap",
-            dependencies: ["HarborPorts", "HarborRunLoop", "HarborSystem"],
+            dependencies: ["HarborTransport", "HarborPorts", "HarborRunLoop", "HarborSystem"],
             swiftSettings: strict
         ),
         // The name server daemon (S04): HarborBootstrap's server under systemd.
         .executableTarget(
             name: "harbord",
-            dependencies: [
+            dependencies: ["HarborTransport", 
                 "HarborBootstrap", "HarborRunLoop", "HarborSystemd", "HarborSystem",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -176,7 +190,7 @@ let package = Package(
         .target(name: "CHarborTimerFloor"),
         .executableTarget(
             name: "harbor-bench",
-            dependencies: ["HarborSystem", "Harbor", "HarborBootstrap", "CHarborLinux", "CSystemd", "CHarborTimerFloor"],
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborBootstrap", "CHarborLinux", "CSystemd", "CHarborTimerFloor"],
             // Not `strict`: the benchmarks mix Foundation and Glibc, and with
             // MemberImportVisibility a clean build attributes Glibc's C structs
             // (timespec) to CoreFoundation in files that import only Glibc.
@@ -184,7 +198,7 @@ let package = Package(
         ),
         .target(
             name: "HarborTestSupport",
-            dependencies: ["HarborPorts", "HarborSystem", "CHarborLinux"],
+            dependencies: ["HarborTransport", "HarborPorts", "HarborSystem", "CHarborLinux"],
             path: "Tests/HarborTestSupport",
             swiftSettings: strict
         ),
@@ -195,49 +209,49 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborPortsTests",
-            dependencies: ["HarborSystem", "HarborPorts", "HarborTestSupport"],
+            dependencies: ["HarborTransport", "HarborSystem", "HarborPorts", "HarborTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborRunLoopTests",
-            dependencies: ["HarborSystem", "Harbor", "HarborRunLoop", "HarborTestSupport", "harbor-mainloop-probe"],
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborRunLoop", "HarborTestSupport", "harbor-mainloop-probe"],
             swiftSettings: strict
         ),
         // Docs/Porting.md's snippets, compiled and run, and the seed experiments
         // (harbor-seeds) checked against what their articles say.
         .testTarget(
             name: "PortingGuideTests",
-            dependencies: ["HarborSystem", "Harbor", "HarborFoundation", "HarborBootstrap", "HarborTestSupport", "harbor-seeds"],
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborFoundation", "HarborBootstrap", "HarborTestSupport", "harbor-seeds"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborMachTests",
-            dependencies: ["HarborSystem", "HarborMach", "HarborPorts", "HarborTestSupport", "harbor-peer"],
+            dependencies: ["HarborTransport", "HarborSystem", "HarborMach", "HarborPorts", "HarborTestSupport", "harbor-peer"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborFoundationTests",
-            dependencies: ["HarborSystem", "HarborFoundation", "HarborRunLoop", "HarborTestSupport"],
+            dependencies: ["HarborTransport", "HarborSystem", "HarborFoundation", "HarborRunLoop", "HarborTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborSystemdTests",
-            dependencies: ["HarborSystem", "Harbor", "HarborSystemd", "HarborTestSupport", "CSystemd", "CHarborLinux", "harbor-notify-probe"],
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborSystemd", "HarborTestSupport", "CSystemd", "CHarborLinux", "harbor-notify-probe"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborBootstrapTests",
-            dependencies: ["HarborSystem", "HarborBootstrap", "Harbor", "HarborTestSupport", "CHarborLinux", "harbord", "harbor"],
+            dependencies: ["HarborTransport", "HarborSystem", "HarborBootstrap", "Harbor", "HarborTestSupport", "CHarborLinux", "harbord", "harbor"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborCrossProcessTests",
-            dependencies: ["HarborSystem", "Harbor", "HarborTestSupport", "harbor-peer"],
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborTestSupport", "harbor-peer"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborSecurityTests",
-            dependencies: ["HarborSystem", "Harbor", "HarborBootstrap", "HarborTestSupport", "CHarborLinux",
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborBootstrap", "HarborTestSupport", "CHarborLinux",
                            "harbor-adversary", "harbor-peer", "harbord", "harbor"],
             swiftSettings: strict
         ),
@@ -253,7 +267,7 @@ if Context.environment["HARBOR_FUZZ"] == "1" {
         .target(name: "CHarborFuzz", path: "Fuzz/CHarborFuzz"),
         .executableTarget(
             name: "harbor-fuzz",
-            dependencies: ["HarborSystem", "HarborBootstrap", "HarborPorts", "HarborRunLoop", "CHarborLinux", "CHarborFuzz"],
+            dependencies: ["HarborTransport", "HarborSystem", "HarborBootstrap", "HarborPorts", "HarborRunLoop", "CHarborLinux", "CHarborFuzz"],
             path: "Fuzz/harbor-fuzz",
             swiftSettings: strict
         ),

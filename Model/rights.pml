@@ -1,7 +1,7 @@
 /*
  * Harbor — the right lifecycle across processes, and who a message is from.
  * 3 processes, 2 ports, queue limit 2 (Ports/PortStateMachine.swift,
- * Ports/PortCore+Remote.swift, Transport/InboundPacket.swift;
+ * HarborTransport/Transport/PortCore+Remote.swift, InboundPacket.swift;
  * Docs/CrossProcess.md "Connections and rights", Docs/Security.md).
  *
  * Each process acts in turn, nondeterministically, at most ACTS times:

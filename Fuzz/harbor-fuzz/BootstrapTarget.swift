@@ -12,6 +12,7 @@ import Glibc
 import HarborBootstrap
 import HarborPorts
 @testable import HarborPorts
+@testable import HarborTransport
 import Synchronization
 import HarborRunLoop
 import HarborSystem

@@ -5,6 +5,7 @@
 // `[arrived descriptors] [mode] packet bytes…`. Made once, by `--seed`:
 // the descriptors they make are closed with their holdings.
 @testable import HarborPorts
+@testable import HarborTransport
 import HarborSystem
 
 enum DecodeSeeds {

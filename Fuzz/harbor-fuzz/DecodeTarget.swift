@@ -12,6 +12,7 @@
 // file's contents (what `decodeFromMemoryFile` parses).
 import Glibc
 @testable import HarborPorts
+@testable import HarborTransport
 import HarborSystem
 
 enum DecodeTarget {

@@ -8,6 +8,7 @@
 import CHarborLinux
 import Glibc
 @testable import HarborPorts
+@testable import HarborTransport
 import HarborSystem
 
 /// What one input made and must let go of at its end.

@@ -6,6 +6,7 @@
 // the structure-aware mutator (Mutator.swift) can parse, edit and write
 // programs back without ever failing.
 import HarborSystem
+import HarborTransport
 
 /// Reads little-endian numbers from a fuzz input; zero past the end.
 struct FuzzReader {

@@ -3,6 +3,7 @@
 // used the way an application would, then a check that nothing leaked.
 import Glibc
 @testable import HarborPorts
+@testable import HarborTransport
 import HarborSystem
 
 /// What an inbound target concentrates on (Docs/Fuzzing.md).

@@ -1,5 +1,6 @@
 // Harbor fuzzing — what a port's ledger should hold: the `ledger` target's model.
 @testable import HarborPorts
+@testable import HarborTransport
 import HarborSystem
 
 /// A port's queue as the ledger target plays it: the messages still

@@ -13,6 +13,7 @@
 // messages what the model's turns give. At the end every message is
 // received: every charge must have come back to zero.
 @testable import HarborPorts
+@testable import HarborTransport
 import HarborSystem
 
 enum LedgerTarget {

@@ -7,6 +7,7 @@
 // back, so mutations keep producing packets the encoder made valid and
 // then damaged in one place: the inputs that get past the first checks.
 import HarborSystem
+import HarborTransport
 
 enum Mutator {
     static func mutateInbound(_ bytes: [UInt8], maxSize: Int, random: inout SplitMix) -> [UInt8]? {

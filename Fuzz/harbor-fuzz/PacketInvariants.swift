@@ -12,6 +12,7 @@
 // counters a receiver can add one to; the continued flag exactly when
 // copied regions follow.
 @testable import HarborPorts
+@testable import HarborTransport
 import HarborSystem
 
 struct PacketInvariants {

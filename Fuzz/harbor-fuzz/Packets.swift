@@ -2,6 +2,7 @@
 import CHarborLinux
 import Glibc
 @testable import HarborPorts
+@testable import HarborTransport
 import HarborSystem
 
 /// Builds a message's content from its spec: real rights to fresh ports of

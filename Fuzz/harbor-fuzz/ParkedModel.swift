@@ -1,6 +1,7 @@
 // Harbor fuzzing — parked messages as PortTransport+Parking.swift describes them:
 // the `ledger` target's model of `ParkedMessages`.
 import HarborSystem
+import HarborTransport
 
 /// Per connection its parked messages (an id and whether it counts) and
 /// ends (nil), in order; connections take turns, one counted message each

@@ -9,6 +9,7 @@
 import CHarborLinux
 import Glibc
 @testable import HarborPorts
+@testable import HarborTransport
 import HarborSystem
 
 final class Peer {

@@ -6,6 +6,7 @@
 import Glibc
 import HarborBootstrap
 import HarborSystem
+import HarborTransport
 
 enum PolicyTarget {
     static func run(_ data: [UInt8]) {

@@ -8,6 +8,7 @@
 // and hang-ups. `parse` reads any bytes as a program; `write` gives the
 // bytes of a program back (seeds and the structure-aware mutator use it).
 import HarborSystem
+import HarborTransport
 
 enum Step {
     case message(MessageSpec, Delivery)

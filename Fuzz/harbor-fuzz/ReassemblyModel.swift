@@ -2,6 +2,7 @@
 // the `reassembly` target's model.
 import Glibc
 @testable import HarborPorts
+@testable import HarborTransport
 import HarborSystem
 
 /// Per connection, its unfinished messages: sender, the copied regions'

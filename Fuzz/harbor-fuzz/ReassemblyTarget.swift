@@ -18,6 +18,7 @@
 // the end, every connection closed: every uid's charge back to zero.
 import Glibc
 @testable import HarborPorts
+@testable import HarborTransport
 import HarborSystem
 
 enum ReassemblyTarget {

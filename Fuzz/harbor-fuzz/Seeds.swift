@@ -4,6 +4,7 @@
 // packets (Fuzz/Corpus/<target>/ is made from these, then minimized and
 // grown by fuzzing; Scripts/fuzz.sh --seed rewrites them).
 import HarborSystem
+import HarborTransport
 
 enum Seeds {
     static func inbound(_ focus: Focus) -> [[UInt8]] {

@@ -3,6 +3,7 @@
 import CHarborFuzz
 import Glibc
 import HarborSystem
+import HarborTransport
 
 /// One fuzz target: what runs an input, its seeds, its structured mutation.
 struct FuzzTarget: Sendable {

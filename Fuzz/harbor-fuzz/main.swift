@@ -5,6 +5,7 @@
 import CHarborFuzz
 import Glibc
 import HarborSystem
+import HarborTransport
 
 let target = FuzzTarget.selected
 if let directory = getenv("HARBOR_FUZZ_SEEDS").map({ String(cString: $0) }) {

@@ -5,6 +5,7 @@ import HarborRunLoop
 import Logging
 import Synchronization
 import HarborSystem
+import HarborTransport
 
 /// Logs `refused=N` and one `reason=N` word per reason seen, at most once a
 /// second and only when a count changed, so an attack shows in the journal

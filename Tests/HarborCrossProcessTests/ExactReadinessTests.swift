@@ -9,6 +9,7 @@ import HarborTestSupport
 import Synchronization
 import Testing
 @testable import HarborPorts
+@testable import HarborTransport
 
 /// Whether `fd` polls readable now.
 private func pollsReadable(_ fd: CInt) -> Bool {

@@ -9,6 +9,7 @@ import HarborTestSupport
 import Testing
 @testable import HarborPorts
 import HarborSystem
+@testable import HarborTransport
 
 /// A packet carrying one right, exported as the test says (the identity
 /// and descriptors of the test's choosing), written raw to `socket`.
@@ -222,7 +223,7 @@ struct ProxyForgeryTests {
             hold.attach(target.makeSendRight())
             try peer.port.send(hold)
             let slots = try target.core.ensureTransport().slots.descriptor
-            guard let route = peer.port.token.port.state.withLock({ $0.route }) else {
+            guard let route = peer.port.token.port.remoteRoute else {
                 Issue.record("the peer's port is not a proxy")
                 return
             }

@@ -6,6 +6,7 @@ import HarborTestSupport
 import Testing
 @testable import HarborPorts
 import HarborSystem
+@testable import HarborTransport
 
 /// The packet of a message carrying one copied region of `count` bytes
 /// (flag continued), and the fragments that should follow it.

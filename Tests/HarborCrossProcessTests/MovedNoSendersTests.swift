@@ -5,6 +5,7 @@ import Glibc
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+@testable import HarborTransport
 
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct MovedNoSendersTests {

@@ -5,6 +5,7 @@ import Harbor
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+@testable import HarborTransport
 import HarborSystem
 
 @Suite(.serialized, .timeLimit(.minutes(2)))

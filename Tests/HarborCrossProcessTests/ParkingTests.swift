@@ -10,6 +10,7 @@ import HarborTestSupport
 import Testing
 @testable import HarborPorts
 import HarborSystem
+@testable import HarborTransport
 
 /// A counted message whose body is its id as text.
 private func counted(_ id: Int) -> [UInt8] { validPacket(id: Int32(id), body: Array("\(id)".utf8)) }

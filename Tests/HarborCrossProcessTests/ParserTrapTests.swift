@@ -6,6 +6,7 @@ import HarborTestSupport
 import Testing
 @testable import HarborPorts
 import HarborSystem
+@testable import HarborTransport
 
 /// The packet of issue 13: flags hasReply|continued, one entry, a copied
 /// region (kind 6) of 1 byte, no descriptors (56 bytes). The parser took

@@ -11,6 +11,7 @@ import Synchronization
 import Testing
 @testable import HarborPorts
 import HarborSystem
+@testable import HarborTransport
 
 extension PeerCommand {
     /// harbor-peer's misbehaviour (Sources/harbor-peer/main.swift, Misbehaviour.swift).

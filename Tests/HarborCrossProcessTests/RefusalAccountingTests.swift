@@ -10,6 +10,7 @@ import HarborTestSupport
 import Testing
 @testable import HarborPorts
 import HarborSystem
+@testable import HarborTransport
 
 // Fragmented packets are built by FragmentTests.swift's `fragmentedPacket` and `fragment`.
 

@@ -7,6 +7,7 @@ import HarborTestSupport
 import Testing
 @testable import HarborPorts
 import HarborSystem
+@testable import HarborTransport
 
 /// A memfd of `count` bytes of `fill`, with `seals` added.
 private func memoryFile(count: Int, fill: UInt8, seals: CInt) throws -> SharedDescriptor {

@@ -5,6 +5,7 @@ import Glibc
 import Harbor
 import Testing
 @testable import HarborPorts
+@testable import HarborTransport
 
 @Suite(.serialized)
 struct WhoeverAsksPaysTests {

@@ -7,6 +7,7 @@ import HarborTestSupport
 import Testing
 @testable import HarborPorts
 import HarborSystem
+@testable import HarborTransport
 
 /// A port and the sending end of one connection to it, written to raw.
 final class RawConnection {

@@ -6,6 +6,7 @@ import HarborMach
 import HarborPorts
 import HarborTestSupport
 import Testing
+import HarborTransport
 
 @Suite(.serialized) struct MachPortCrossProcessTests {
     /// harbor-peer's commands (Sources/harbor-peer/main.swift).

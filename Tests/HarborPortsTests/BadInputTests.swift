@@ -2,6 +2,7 @@
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+@testable import HarborTransport
 
 @Suite struct BadInputTests {
     @Test func P04_oversizedBodyIsMessageTooLargeAndComesBack() throws {

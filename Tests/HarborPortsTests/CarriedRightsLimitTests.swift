@@ -5,6 +5,7 @@
 // rights and nothing else was taken.
 import Testing
 @testable import HarborPorts
+@testable import HarborTransport
 
 @Suite struct CarriedRightsLimitTests {
     /// A message of `count` taken rights (entries that own no descriptor).

@@ -1,6 +1,7 @@
 // Harbor — assertions shared by the port tests.
 import Testing
 @testable import HarborPorts
+@testable import HarborTransport
 
 /// Expects `body` to throw a ``PortError`` with `code`; returns the error.
 @discardableResult

@@ -3,6 +3,7 @@ import Glibc
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+@testable import HarborTransport
 
 @Suite struct MessageTests {
     @Test func P03_idBodyRightsAndReplyArriveIntact() throws {

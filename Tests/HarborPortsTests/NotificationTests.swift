@@ -2,6 +2,7 @@
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+@testable import HarborTransport
 
 @Suite struct NotificationTests {
     @Test func P06_noSendersArrivesWhenTheLastSendRightDies() throws {

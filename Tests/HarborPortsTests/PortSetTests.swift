@@ -2,6 +2,7 @@
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+@testable import HarborTransport
 import HarborSystem
 
 @Suite struct PortSetTests {

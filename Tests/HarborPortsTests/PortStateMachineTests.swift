@@ -1,6 +1,7 @@
 // Harbor — the port's rules without a kernel: the pure state machine.
 import Testing
 @testable import HarborPorts
+@testable import HarborTransport
 import HarborSystem
 
 @Suite struct PortStateMachineTests {

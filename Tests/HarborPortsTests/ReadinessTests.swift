@@ -3,6 +3,7 @@
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+@testable import HarborTransport
 
 @Suite struct ReadinessTests {
     @Test func P01_receiveSideIsReadableExactlyWhileAMessageWaits() throws {

@@ -2,6 +2,7 @@
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+@testable import HarborTransport
 
 @Suite struct RightsTests {
     @Test func P01_onePortOneReceiveRightManySendRights() throws {

@@ -2,6 +2,7 @@
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+@testable import HarborTransport
 
 @Suite struct ScaleTests {
     /// Each cycle creates two ports, makes the first one's descriptor exist,

@@ -5,6 +5,7 @@ import HarborTestSupport
 import Synchronization
 import Testing
 @testable import HarborPorts
+@testable import HarborTransport
 import HarborSystem
 
 @Suite struct SharedSlotsTests {

@@ -6,6 +6,7 @@
 // someone's daemon.
 import Testing
 @testable import HarborPorts
+@testable import HarborTransport
 
 @Suite struct WireHeaderBytesTests {
     /// A header with every field distinct, so a swapped or shifted field shows.

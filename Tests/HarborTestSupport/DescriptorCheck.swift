@@ -2,6 +2,7 @@
 import HarborPorts
 import HarborSystem
 import Testing
+import HarborTransport
 
 /// Runs `body` and records an issue for every descriptor that was opened
 /// while it ran and is still open afterwards.

@@ -2,6 +2,7 @@
 import Glibc  // types only: pid_t
 import HarborPorts
 import HarborSystem
+import HarborTransport
 
 /// The bootstrap right a process uses now, shared by its `BootstrapClient`
 /// and its session, and replaced when the server restarts on the same

@@ -3,6 +3,7 @@ import Glibc  // types and constants only: uid_t, EMFILE, ENFILE
 import HarborPorts
 import HarborRunLoop
 import HarborSystem
+import HarborTransport
 
 extension BootstrapServer {
     // MARK: Accepting

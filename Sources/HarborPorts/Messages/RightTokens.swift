@@ -64,7 +64,7 @@ package enum CarriedRight: Sendable {
     /// The receiver took the right out; the slot stays so indices do not move.
     case taken
 
-    var kind: CarriedRightKind {
+    package var kind: CarriedRightKind {
         switch self {
         case .send: .send
         case .sendOnce: .sendOnce

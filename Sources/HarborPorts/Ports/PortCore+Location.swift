@@ -8,19 +8,19 @@ import HarborSystem
 
 extension PortCore {
     /// Where a port's receive right is, and how messages reach it.
-    enum Location {
+    package enum Location {
         /// Received here; no process but this one sends to it (no
         /// descriptor of it has left).
         case local
         /// Received here; other processes send through the connections of
         /// `transport`, which holds the port's shared slot counter.
-        case receiving(PortTransport)
+        case receiving(any PortConnections)
         /// The receive right lives in another process: every send goes
         /// through `route`. The port was imported with a send or send-once
         /// right, or its own receive right moved away.
-        case proxy(RemoteRoute)
+        case proxy(any PortRoute)
 
-        var isProxy: Bool {
+        package var isProxy: Bool {
             if case .proxy = self { true } else { false }
         }
     }
@@ -28,13 +28,13 @@ extension PortCore {
 
 extension PortCore.Guarded {
     /// The connection every send goes through, for a proxy.
-    var route: RemoteRoute? {
+    package var route: (any PortRoute)? {
         if case .proxy(let route) = location { route } else { nil }
     }
 
     /// The connections from other processes, for a port received here
     /// that has them.
-    var transport: PortTransport? {
+    package var transport: (any PortConnections)? {
         if case .receiving(let transport) = location { transport } else { nil }
     }
 }

@@ -54,7 +54,7 @@ extension PortCore {
     /// Asks for a dead-name notification to `target` when the port dies.
     package func requestDeadName(_ target: SendOnceToken) {
         if let route = state.withLock({ $0.route }) {
-            requestRemoteDeadName(target, route: route)
+            route.requestDeadName(of: self, notifying: target)
             return
         }
         if let immediate = state.withLock({ $0.machine.requestDeadName(target) }) {
@@ -85,7 +85,7 @@ extension PortCore {
         set?.removeMember(name)
         // Dropping the signal closes the descriptor (once no sender still
         // holds it), which also takes it out of any epoll set.
-        let transport = state.withLock { guarded -> PortTransport? in
+        let transport = state.withLock { guarded -> (any PortConnections)? in
             defer { guarded.location = .local }
             return guarded.transport
         }
@@ -105,4 +105,24 @@ extension PortCore {
         // `destruction.drained` and the no-senders target are released when
         // `destruction` goes out of scope: their rights die with them.
     }
+
+    /// The receiving process of this proxy is gone: fire its dead-name requests.
+    package func remoteDied() {
+        let destruction = state.withLock { guarded -> PortStateMachine.Destruction? in
+            guard guarded.location.isProxy, !guarded.machine.isDead else { return nil }
+            return guarded.machine.destroy()
+        }
+        guard let destruction else { return }
+        let deathWatches = state.withLock { guarded in
+            defer { guarded.deathWatches.removeAll() }
+            return guarded.deathWatches
+        }
+        if !deathWatches.isEmpty { state.withLock { $0.route }?.cancelDeathWatches(deathWatches) }
+        for target in destruction.deadNameTargets {
+            NotificationDelivery.deliver(.deadName, about: name, to: target)
+        }
+    }
+
+    /// Whether this object is the port itself rather than a proxy.
+    package var isReceivingHere: Bool { state.withLock { !$0.location.isProxy } }
 }

@@ -15,41 +15,41 @@ import HarborSystem
 
 package final class PortCore: Sendable {
     package let name: PortName
-    /// The port's name on the wire (Transport/PortIdentity.swift).
+    /// The port's name on the wire (PortIdentity.swift).
     package let identity: PortIdentity
-    let state: HarborLock<Guarded>
+    package let state: HarborLock<Guarded>
 
-    struct Guarded: ~Copyable {
-        var machine = PortStateMachine()
+    package struct Guarded: ~Copyable {
+        package var machine = PortStateMachine()
         /// Created on first need (a blocking receive, a port set, a run
         /// loop), so a port that is only ever polled costs no descriptor.
-        var readiness: ReadinessSignal?
+        package var readiness: ReadinessSignal?
         /// The descriptor the port shows the world: an epoll set over
         /// `readiness` and, once the port has them, its connections'
         /// sockets. Decided up front, so it never changes after a run loop
         /// registered it, whatever crosses processes later.
-        var readinessSet: Epoll?
+        package var readinessSet: Epoll?
         /// `readinessSet`'s number, or -1: readable without borrowing the optional.
-        var readinessFD: CInt = -1
-        weak var set: PortSetCore?
+        package var readinessFD: CInt = -1
+        package weak var set: PortSetCore?
         /// Local, receiving from other processes, or a proxy (PortCore+Location.swift).
-        var location = Location.local {
+        package var location = Location.local {
             didSet { slotCounter = transport?.slots.counter }
         }
         /// `transport`'s free-slot counter: a receive frees a slot through
         /// it without retaining and releasing the transport.
-        private(set) var slotCounter: SharedSlots.Counter?
+        package private(set) var slotCounter: SharedSlots.Counter?
         /// Watches this proxy registered on local ports for its hang-up.
         /// Weak: a watching port that dies takes its transport, and the
         /// watch in its epoll set, with it.
-        var watchers: [ProxyWatch] = []
+        package var watchers: [ProxyWatch] = []
         /// Watches this proxy holds in the process's `RemoteDeathWatch`.
-        var deathWatches: [UInt64] = []
+        package var deathWatches: [UInt64] = []
         /// Whether send rights exported from here share one connection
         /// (``ReceiveRight/shareExportedConnection()``).
-        var sharesExports = false
+        package var sharesExports = false
         /// That connection's sending end, once made; let go when the receive right moves.
-        var sharedExport: SharedDescriptor?
+        package var sharedExport: SharedDescriptor?
     }
 
     package init() {
@@ -61,7 +61,7 @@ package final class PortCore: Sendable {
     /// A port that arrived from another process: a proxy for a port
     /// received there, or (`.local`, until its transport is set) a port
     /// whose receive right moved here.
-    init(identity: PortIdentity, name: PortName, location: Location) {
+    package init(identity: PortIdentity, name: PortName, location: Location) {
         self.name = name
         self.identity = identity
         var guarded = Guarded()
@@ -70,9 +70,9 @@ package final class PortCore: Sendable {
     }
 
     deinit {
-        let (watchers, deathWatches) = state.withLock { ($0.watchers, $0.deathWatches) }
+        let (watchers, deathWatches, route) = state.withLock { ($0.watchers, $0.deathWatches, $0.route) }
         for watcher in watchers { watcher.transport?.removeWatch(watcher.token) }
-        for token in deathWatches { RemoteDeathWatch.shared.remove(token) }
+        if !deathWatches.isEmpty { route?.cancelDeathWatches(deathWatches) }
         // Forget this port's identity records: a peer inventing identities
         // makes the registry grow only while the rights it sent live.
         PortRegistry.prune(identity)
@@ -85,7 +85,7 @@ package final class PortCore: Sendable {
         var parker: Parker?
         while true {
             var signal: ReadinessSignal?
-            var remote: RemoteRoute?
+            var remote: (any PortRoute)?
             let outcome = state.withLock { guarded -> PortStateMachine.EnqueueOutcome in
                 if let route = guarded.route {
                     remote = route
@@ -176,12 +176,12 @@ package final class PortCore: Sendable {
 
     /// Takes the next message without waiting.
     package func tryDequeue() -> MessageContent? {
-        var remote: PortTransport?
+        var remote: (any PortConnections)?
         if let content = dequeueQueued(orTransport: &remote) { return content }
         // Only an empty queue looks at the sockets: while messages wait, the
         // readiness descriptor stays readable and we come back.
         guard let transport = remote else { return nil }
-        var outcome = transport.pump(into: self, takeFirst: true)
+        var outcome = transport.pump(into: self, deadline: .immediately, takeFirst: true)
         if let content = outcome.taken.take() ?? dequeueQueued() { return content }
         // Readable with nothing to take (a nudge, or a write that raced a
         // receive): this empty look clears it, or a level-triggered watcher
@@ -194,14 +194,14 @@ package final class PortCore: Sendable {
     /// on its way out (each copy of a message costs a retain and a release
     /// of every buffer it holds).
     private func dequeueQueued() -> MessageContent? {
-        var unused: PortTransport?
+        var unused: (any PortConnections)?
         return dequeueQueued(orTransport: &unused)
     }
 
     /// `dequeueQueued()`, which also hands out the transport when the queue
     /// is empty (one lock where a receive took two).
-    private func dequeueQueued(orTransport transportWhenEmpty: inout PortTransport?) -> MessageContent? {
-        var freedSlots: PortTransport?
+    private func dequeueQueued(orTransport transportWhenEmpty: inout (any PortConnections)?) -> MessageContent? {
+        var freedSlots: (any PortConnections)?
         var wake: Parker?
         var taken: MessageContent?
         state.withLock { guarded in
@@ -221,7 +221,7 @@ package final class PortCore: Sendable {
     /// Takes the next message, waiting until `deadline` for one to arrive.
     package func dequeue(deadline: WaitDeadline) throws(PortError) -> MessageContent {
         while true {
-            var remote: PortTransport?
+            var remote: (any PortConnections)?
             if let content = dequeueQueued(orTransport: &remote) { return content }
             if let transport = remote {
                 // Sleep on the readiness set and read what woke us in one
@@ -276,7 +276,7 @@ package final class PortCore: Sendable {
             do {
                 let readiness = try ReadinessSignal()
                 let set = try Epoll()
-                try set.add(readiness.descriptor, events: .readable, token: PortTransport.readinessToken)
+                try set.add(readiness.descriptor, events: .readable, token: portReadinessToken)
                 if !guarded.machine.queue.isEmpty { readiness.signalWhileLocked() }
                 guarded.readiness = readiness
                 guarded.readinessFD = set.rawValue
@@ -344,10 +344,50 @@ package final class PortCore: Sendable {
     package var set: PortSetCore? { state.withLock { $0.set } }
 }
 
+extension PortCore {
+    /// The process messages to this port reach (`SendRight.receivingProcess`).
+    package var receivingProcess: ProcessIdentity? {
+        guard let route = state.withLock({ $0.route }) else { return .current }
+        return try? route.creator()
+    }
+
+    /// Descriptors this process holds for the port: for a port received
+    /// here, its readiness eventfd and epoll set, its slot counter and one
+    /// per connection once other processes can reach it; for a proxy, its
+    /// connection and (for a send right) the port's slot counter.
+    package var heldDescriptors: Int {
+        let (route, transport, readiness) = state.withLock { ($0.route, $0.transport, $0.readinessFD >= 0) }
+        if let route { return route.slots == nil ? 1 : 2 }
+        let ready = readiness ? 2 : 0
+        guard let transport else { return ready }
+        return ready + 1 + transport.connectionCount
+    }
+}
+
 extension PortCore.Guarded {
+    /// Takes a dequeued message apart under the lock: frees its slot of the
+    /// shared counter (through the counter view, so the transport is kept,
+    /// and later retained and released, only when senders in other
+    /// processes wait for a slot) and leaves the sender to wake and the
+    /// transport to notify for after the lock.
+    package func handOut(
+        _ dequeued: consuming PortStateMachine.Dequeued, wake: inout Parker?, freed: inout (any PortConnections)?
+    ) -> MessageContent {
+        // Take the message out first: reading a field through the consumed
+        // wrapper made the optimizer retain and release its body around it.
+        let counted = dequeued.content.countsAgainstLimit
+        wake = dequeued.senderToWake
+        let content = (consume dequeued).content
+        if counted, let counter = slotCounter {
+            counter.release()
+            if counter.waiters > 0 { freed = transport }
+        }
+        return content
+    }
+
     /// Queues a message from this process, taking a shared slot once the
     /// port has senders in other processes.
-    mutating func enqueueLocally(_ content: MessageContent) -> PortStateMachine.EnqueueOutcome {
+    package mutating func enqueueLocally(_ content: MessageContent) -> PortStateMachine.EnqueueOutcome {
         if let slotCounter, content.countsAgainstLimit, !machine.isDead {
             guard slotCounter.tryAcquire() else { return .full }
             return machine.enqueue(content, slotReserved: true)

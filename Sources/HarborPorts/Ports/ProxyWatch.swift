@@ -8,7 +8,12 @@ import HarborSystem
 /// The transport is held weakly: the watching port may die first (a reply
 /// port replaced after a timeout), and its transport then goes with its
 /// epoll set, the watch in it included, instead of living on in the proxy.
-struct ProxyWatch: Sendable {
-    weak var transport: PortTransport?
-    let token: UInt64
+package struct ProxyWatch: Sendable {
+    package weak var transport: (any PortConnections)?
+    package let token: UInt64
+
+    package init(transport: any PortConnections, token: UInt64) {
+        self.transport = transport
+        self.token = token
+    }
 }

@@ -1,0 +1,152 @@
+// Harbor — naming a port across processes, and finding it again on arrival.
+import HarborSystem
+
+/// A port's identity on the wire: the creating process's random nonce and
+/// the port's number there. It identifies without granting anything; a
+/// process that receives a right to a port it already knows maps it to the
+/// same ``PortName``, so `SendRight` equality holds across processes.
+package struct PortIdentity: Hashable, Sendable {
+    package var origin: UInt64
+    package var number: UInt64
+
+    package init(origin: UInt64, number: UInt64) {
+        self.origin = origin
+        self.number = number
+    }
+
+    /// The identity of a port created in this process.
+    package static func local(_ name: PortName) -> PortIdentity {
+        PortIdentity(origin: processNonce, number: name.rawValue)
+    }
+
+    /// Random per process, so identities from different processes never clash.
+    package static let processNonce: UInt64 = {
+        var generator = SystemRandomNumberGenerator()
+        return generator.next() | 1
+    }()
+}
+
+/// Process-wide map from port identities to the local objects standing for
+/// them (the receiving port itself, or proxies that forward to another
+/// process), so a right that comes back finds its port again and
+/// `SendRight` equality holds across processes.
+///
+/// An identity arrives in a peer's bytes and proves nothing (P11), so it is
+/// only half of a key. The other half is what the right's descriptors
+/// prove, as the kernel reports them: the port's slot counter file (every
+/// right to the port carries that memfd; its inode cannot be named without
+/// holding it) and, for a proxy, the process that made its connection
+/// (`SO_PEERCRED`: a look-alike connection made by a process that merely
+/// holds a send right is never merged with the real one). A receive right
+/// proves more: see `PortCore.importReceiveRight`.
+///
+/// Entries are weak and pruned when their port goes, so identities a peer
+/// invents cost nothing once the rights carrying them are gone.
+package enum PortRegistry {
+    private struct Entry {
+        weak var core: PortCore?
+        /// The file of the port's slot counter.
+        let slots: FileKey
+        /// For a proxy, the process that made its connection; nil for a
+        /// port received here.
+        let creator: Int32?
+
+        /// Whether this record is of a port that is gone, or of `core`.
+        func isGone(or core: PortCore?, keeping alive: inout [PortCore]) -> Bool {
+            guard let live = self.core else { return true }
+            alive.append(live)
+            return live === core
+        }
+    }
+
+    private static let entries = HarborLock<[PortIdentity: [Entry]]>([:])
+
+    /// Records `core` as standing for its identity, keyed by the descriptors
+    /// it holds now (its transport's slot counter, or its route's counter
+    /// and connection). Replaces an earlier record of the same object.
+    /// Does nothing for a port without a slot counter (a send-once proxy).
+    /// - Parameter known: the key of that slot counter's file, when the
+    ///   caller has just asked the kernel for it (`FileKey(of:)`).
+    package static func register(_ core: PortCore, slots known: FileKey? = nil) {
+        let held = core.state.withLock { guarded -> (slots: CInt, route: (any PortRoute)?)? in
+            if let route = guarded.route {
+                guard let slots = route.slots else { return nil }
+                return (slots.descriptor.rawValue, route)
+            }
+            guard let transport = guarded.transport else { return nil }
+            return (transport.slots.descriptor.rawValue, nil)
+        }
+        // The descriptors live as long as the route or transport: the
+        // object holding them is kept by `core`, which the caller holds.
+        guard let held, let slots = known ?? (try? FileKey(of: held.slots)) else { return }
+        var creator: Int32?
+        if let route = held.route {
+            guard let made = try? route.creator() else { return }
+            creator = made.pid
+        }
+        let entry = Entry(core: core, slots: slots, creator: creator)
+        withEntries { table, alive in
+            var list = table[core.identity, default: []]
+            list.removeAll { $0.isGone(or: core, keeping: &alive) }
+            list.append(entry)
+            table[core.identity] = list
+        }
+    }
+
+    /// The port a send right with these proven facts stands for, if this
+    /// process knows it: the receiving port itself when the right carries
+    /// its slot counter, or a proxy holding the same counter through a
+    /// connection made by the same process.
+    package static func port(
+        _ identity: PortIdentity, slots: FileKey, creator: Int32
+    ) -> PortCore? {
+        let live = cores(identity) { $0.slots == slots && ($0.creator == nil || $0.creator == creator) }
+        return live.first { $0.isReceivingHere } ?? live.first
+    }
+
+    /// Whether a live port or proxy stands for `identity` here with a slot
+    /// counter other than `slots`, and none with `slots`.
+    package static func isKnown(_ identity: PortIdentity, withOtherSlotsThan slots: FileKey) -> Bool {
+        let known = cores(identity) { _ in true }
+        return !known.isEmpty && cores(identity, where: { $0.slots == slots }).isEmpty
+    }
+
+    /// Every live object standing for `identity`, whatever its descriptors.
+    package static func everyPort(_ identity: PortIdentity) -> [PortCore] {
+        cores(identity) { _ in true }
+    }
+
+    /// Drops the records of ports that are gone (called as one goes).
+    package static func prune(_ identity: PortIdentity) {
+        withEntries { table, alive in
+            guard var list = table[identity] else { return }
+            list.removeAll { $0.isGone(or: nil, keeping: &alive) }
+            table[identity] = list.isEmpty ? nil : list
+        }
+    }
+
+    /// How many identities are recorded: bounded by the live ports.
+    package static var count: Int { entries.withLock { $0.count } }
+
+    private static func cores(_ identity: PortIdentity, where matches: (Entry) -> Bool) -> [PortCore] {
+        withEntries { table, alive in
+            for entry in table[identity] ?? [] where matches(entry) {
+                if let core = entry.core { alive.append(core) }
+            }
+            return alive
+        }
+    }
+
+    /// Runs `body` under the lock. Reading a weak reference makes a strong
+    /// one, and should that be the last, the port's `deinit` (which prunes,
+    /// taking this lock) would run inside the lock: so every port read is
+    /// kept in `alive` and released only after unlocking.
+    private static func withEntries<Result>(
+        _ body: (inout [PortIdentity: [Entry]], inout [PortCore]) -> Result
+    ) -> Result {
+        var alive: [PortCore] = []
+        let result = entries.withLock { table in body(&table, &alive) }
+        alive.removeAll()
+        return result
+    }
+}

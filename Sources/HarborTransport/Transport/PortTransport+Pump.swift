@@ -1,0 +1,334 @@
+// Harbor — a port's transport, receiving: pumping its connections into the queue.
+//
+// Whoever receives pumps (a blocking receive, a run-loop pass, tryDequeue):
+// no thread reads the sockets. Lock order as in PortTransport.swift: the
+// pump buffers before the table, never after.
+import DequeModule
+import Synchronization
+import HarborSystem
+import HarborPorts
+
+extension PortTransport {
+
+    /// What a pump found, to act on once the locks are released.
+    package enum Arrival: Sendable {
+        case closed(WireFormat.ConnectionKind, used: Bool, token: UInt64)
+        case hungUp(PortCore)
+    }
+
+    /// Reads what the ready sockets hold and queues it on `port`.
+    ///
+    /// With `deadline` other than `.immediately`, first sleeps in
+    /// `epoll_pwait2` on the port's readiness set (outside the locks, so
+    /// other receivers and `tryReceive` are never held up): one system call
+    /// where waiting on the set and then polling it took two. With
+    /// `takeFirst`, the first message goes straight to the caller when the
+    /// queue is empty, so the readiness eventfd is neither written nor
+    /// drained for it (two system calls fewer per message).
+    @discardableResult
+    package func pump(
+        into port: PortCore, deadline: WaitDeadline = .immediately, takeFirst: Bool = false
+    ) -> PumpOutcome {
+        if case .immediately = deadline {
+            return pumpBuffers.withLock { buffers in
+                let count = EpollControl.poll(epollFD, into: buffers.events)
+                return process(UnsafeMutableBufferPointer(rebasing: buffers.events[0..<count]), buffers: &buffers,
+                               into: port, takeFirst: takeFirst)
+            }.finish(self, port)
+        }
+        // Events land on the stack (the pump lock is not held while asleep)
+        // and are processed from there.
+        return withUnsafeTemporaryAllocation(of: EpollEvent.self, capacity: 32) { stack in
+            let count = Self.wait(epollFD, stack, deadline: deadline)
+            // Passed by address: this thread's own stack, read only inside
+            // the lock below, on this thread, before the allocation ends.
+            let address = UInt(bitPattern: stack.baseAddress)
+            return pumpBuffers.withLock { buffers in
+                let base = UnsafeMutablePointer<EpollEvent>(bitPattern: address)
+                return process(UnsafeMutableBufferPointer(start: base, count: count), buffers: &buffers,
+                               into: port, takeFirst: takeFirst)
+            }
+        }.finish(self, port)
+    }
+
+    /// Sleeps until the set has events or `deadline` passes; 0 when a
+    /// signal or an error cut the wait short (the caller looks again).
+    private static func wait(_ epollFD: CInt, _ events: UnsafeMutableBufferPointer<EpollEvent>,
+                             deadline: WaitDeadline) -> Int {
+        (try? EpollControl.wait(epollFD, into: events, timeout: deadline.remaining())) ?? 0
+    }
+
+    /// Work collected under the pump lock, done after it is released.
+    ///
+    /// Messages are moved along, never copied: each copy of a message costs
+    /// a retain and a release of every buffer it holds, which on this path
+    /// cost more than the system calls' user-space share.
+    fileprivate struct Collected: ~Copyable, Sendable {
+        /// The first message (the usual pump: one message, no array), which
+        /// alone may skip the queue.
+        var firstMessage: MessageContent?
+        /// Messages after the first (a read-ahead), queued under one lock.
+        /// A deque: taken from the front, each is moved, not copied. Nil
+        /// until a read-ahead finds one: an empty deque still holds (and
+        /// retains) a shared storage object.
+        var messages: Deque<MessageContent>?
+        /// The connection each message came from: one that finds the queue
+        /// full is parked, and its connection paused (PortTransport+Parking.swift).
+        var from = PortCore.PumpedFrom()
+        /// Connections closing and proxies hanging up, acted on after the
+        /// messages: whatever a connection delivered comes before its end.
+        var events: [Arrival] = []
+        var gotWaiter = false
+        /// A refused packet gave its slot back: senders waiting may go on.
+        var gaveSlotsBack = false
+        var sawEvents = false
+        var sawReadiness = false
+        let takeFirst: Bool
+
+        init(takeFirst: Bool) { self.takeFirst = takeFirst }
+
+        mutating func append(message content: consuming MessageContent, from token: UInt64) {
+            if firstMessage == nil {
+                firstMessage = consume content
+                from.first = token
+            } else {
+                from.appendToBatch(token)
+                if messages == nil {
+                    var batch = Deque<MessageContent>()
+                    batch.reserveCapacity(PumpBuffers.readAheadLimit)
+                    messages = batch
+                }
+                messages!.append(consume content)
+            }
+        }
+
+        mutating func append(_ arrival: Arrival) { events.append(arrival) }
+
+        consuming func finish(_ transport: PortTransport, _ port: PortCore) -> PumpOutcome {
+            var outcome = PumpOutcome()
+            outcome.sawEvents = sawEvents
+            outcome.sawReadiness = sawReadiness
+            // Each message is queued or, refused, gives its slot back to
+            // this transport's counter (the port may have moved or died
+            // since the packets were read).
+            let slots = transport.slots.counter
+            var freed: (any PortConnections)?
+            if let first = firstMessage.take() {
+                outcome.taken = port.acceptPumped(consume first, from: from.first, of: transport, take: takeFirst,
+                                                  gaveBack: &gaveSlotsBack, freed: &freed)
+            }
+            if messages != nil {
+                port.acceptPumped(batch: &messages!, from: from, of: transport, gaveBack: &gaveSlotsBack)
+            }
+            // Only now: the slot the first message freed pumps the sockets
+            // again, and what that reads must come after this batch.
+            freed?.slotFreed(port: port)
+            if gotWaiter || (gaveSlotsBack && slots.waiters > 0) { transport.signalWaiters(port: port) }
+            if !events.isEmpty {
+                for arrival in events { Self.act(on: arrival, transport, port) }
+            }
+            return outcome
+        }
+
+        private static func act(on arrival: Arrival, _ transport: PortTransport, _ port: PortCore) {
+            switch arrival {
+            case .closed(let kind, let used, let token):
+                // A connection whose messages are parked ends after them.
+                if transport.parkEnd(of: token) { return }
+                port.connectionClosed(kind, used: used)
+            case .hungUp(let proxy): proxy.remoteDied()
+            }
+        }
+    }
+
+    private func process(
+        _ events: UnsafeMutableBufferPointer<EpollEvent>, buffers: inout PumpBuffers,
+        into port: PortCore, takeFirst: Bool
+    ) -> Collected {
+        var collected = Collected(takeFirst: takeFirst)
+        collected.sawEvents = !events.isEmpty
+        for event in events {
+            let token = event.token
+            if token == Self.readinessToken {
+                collected.sawReadiness = true
+                continue
+            }
+            if token & Self.watchTag != 0 {
+                guard let watch = table.withLock({ $0.watches.removeValue(forKey: token) }) else { continue }
+                EpollControl.remove(epollFD, watch.route.socket.rawValue)
+                if let proxy = watch.proxy { collected.append(.hungUp(proxy)) }
+                continue
+            }
+            // A connection paused since this event was collected is not read
+            // (PortTransport+Parking.swift).
+            guard let connection = connection(for: token, buffers: &buffers), !isPaused(token) else { continue }
+            // Packets that are not messages (wait packets, fragments, refused
+            // packets) are read on until a message, the end or an empty
+            // socket: a connection left readable by them would wake the
+            // port's watchers with nothing to take. Bounded, so a peer
+            // streaming them cannot hold the pump for ever.
+            var read = receiveOne(on: connection, token: token, buffers: &buffers, into: &collected)
+            var budget = PumpBuffers.nonMessageLimit
+            while read == .other && budget > 0 {
+                budget -= 1
+                read = receiveOne(on: connection, token: token, buffers: &buffers, into: &collected)
+            }
+            if read == .message && takeFirst && connection.kind == .send {
+                readAhead(on: connection, token: token, buffers: &buffers, into: &collected)
+            }
+        }
+        return collected
+    }
+
+    /// What `receiveOne` read.
+    enum Read: Equatable {
+        case message
+        /// A message holding rights or regions: read no further ahead.
+        case held
+        /// A packet that was not a message: a wait packet, a fragment, a
+        /// refused packet. More may follow.
+        case other
+        /// Nothing waits on the socket now.
+        case empty
+        /// The connection ended and was closed.
+        case closed
+    }
+
+    /// The connection behind an epoll token: the one the last packet came
+    /// from when no connection has left the table since (most events come
+    /// from the connection the last one did), else a lookup in the table.
+    /// Saves a lock and a hash lookup per event.
+    private func connection(for token: UInt64, buffers: inout PumpBuffers) -> OpenConnection? {
+        if let cached = buffers.cachedConnection, cached.token == token,
+           cached.departures == departures.load(ordering: .acquiring) {
+            return OpenConnection(fd: cached.connection.socket.rawValue, kind: cached.connection.kind)
+        }
+        guard let (found, seen) = table.withLock({ table -> (Connection, UInt64)? in
+            table.connections[token].map { ($0, departures.load(ordering: .relaxed)) }
+        }) else { return nil }
+        buffers.cachedConnection = (token, seen, found)
+        return OpenConnection(fd: found.socket.rawValue, kind: found.kind)
+    }
+
+    /// A connection's descriptor and kind, without its reference: the pump
+    /// cache holds the descriptor open, and the cache is only emptied under
+    /// the pump lock, which the pump holds while it uses this.
+    struct OpenConnection {
+        let fd: CInt
+        let kind: WireFormat.ConnectionKind
+    }
+
+    /// Receives one packet (or a whole fragmented message) from `connection`
+    /// and collects what it was.
+    private func receiveOne(
+        on connection: OpenConnection, token: UInt64, buffers: inout PumpBuffers, into collected: inout Collected
+    ) -> Read {
+        var received = receive(on: connection, token: token, buffers: &buffers)
+        // A fragmented message: read on until it is whole or the socket is
+        // empty, rather than one packet per trip through epoll.
+        while received.isAssembling {
+            received = receive(on: connection, token: token, buffers: &buffers)
+        }
+        // One pattern per case: Swift 6.3 cannot yet match a `~Copyable`
+        // enum with several patterns in one case label.
+        switch consume received {
+        case .nothing:
+            return .empty
+        case .assembling:
+            return .other
+        case .refused(let gaveSlotBack):
+            if gaveSlotBack { collected.gaveSlotsBack = true }
+            return .other
+        case .closed:
+            // A message half received from a dead sender goes with it, and
+            // gives its slot back.
+            if buffers.assemblies.drop(token, returningSlotsTo: slots.counter) { collected.gaveSlotsBack = true }
+            buffers.cachedConnection = nil
+            close(token)
+            collected.append(.closed(connection.kind, used: false, token: token))
+            return .closed
+        case .message(var content):
+            if connection.kind == .sendOnce {
+                // One message is all a send-once connection carries.
+                content.countsAgainstLimit = false
+                buffers.cachedConnection = nil
+                close(token)
+                collected.append(message: consume content, from: token)
+                collected.append(.closed(.sendOnce, used: true, token: token))
+            } else {
+                // A message holding rights or regions ends a read-ahead: what a
+                // pump has read is queued, and charged to its sender's uid
+                // (PeerAdmission.swift), before more is read, so one pump
+                // holds a peer's descriptors past its limits for one message
+                // at most, not a batch of them (P12).
+                let holds = !content.isPlain
+                collected.append(message: consume content, from: token)
+                if holds { return .held }
+            }
+            return .message
+        case .waiter(let eventfd):
+            registerWaiter(eventfd, token: token)  // one per connection (PortTransport+BackPressure.swift)
+            collected.gotWaiter = true
+            return .other
+        }
+    }
+
+    /// Reads what is left on a connection that hung up (every process
+    /// holding its sending end is gone) into the port, up to its end, so its
+    /// closing is counted and no-senders delivered though nobody receives
+    /// on the port (`RemoteDeathWatch` hears the hang-up; see
+    /// PortTransport+HangUps.swift). Nothing can arrive after a hang-up: the
+    /// loop ends with what the socket already holds. In rounds of a
+    /// read-ahead's worth, each queued before the next is read: a round
+    /// that finds the queue full parks and pauses the connection, and then
+    /// the rest, its end included, is read once a slot frees, by whoever
+    /// receives (its closing comes after its messages).
+    func reapHangUp(_ token: UInt64, into port: PortCore) {
+        var finished = false
+        while !finished && !isPaused(token) {
+            _ = pumpBuffers.withLock { buffers -> Collected in
+                var collected = Collected(takeFirst: false)
+                guard let connection = connection(for: token, buffers: &buffers) else {
+                    finished = true
+                    return collected
+                }
+                var messages = 0
+                while messages <= PumpBuffers.readAheadLimit {
+                    let read = receiveOne(on: connection, token: token, buffers: &buffers, into: &collected)
+                    if read == .closed || read == .empty {
+                        finished = true
+                        break
+                    }
+                    if read != .other { messages += 1 }
+                }
+                return collected
+            }.finish(self, port)
+        }
+    }
+
+    /// After a receiver took a message, reads on from the same connection
+    /// (up to `PumpBuffers.readAheadLimit` packets, queued in order) while
+    /// packets wait: a stream of messages then costs one `epoll_pwait2` per
+    /// batch instead of one per message. A read-ahead that finds nothing costs
+    /// a `recvmsg`, so each miss doubles the number of pumps that skip it
+    /// (up to 63): request/reply traffic pays about one call in 64.
+    private func readAhead(
+        on connection: OpenConnection, token: UInt64, buffers: inout PumpBuffers, into collected: inout Collected
+    ) {
+        if buffers.readAheadSkip > 0 {
+            buffers.readAheadSkip -= 1
+            return
+        }
+        var count = 0
+        while count < PumpBuffers.readAheadLimit,
+              receiveOne(on: connection, token: token, buffers: &buffers, into: &collected) == .message {
+            count += 1
+        }
+        if count == 0 {
+            buffers.readAheadMisses = min(buffers.readAheadMisses + 1, 6)
+            buffers.readAheadSkip = (1 << buffers.readAheadMisses) - 1
+        } else {
+            buffers.readAheadMisses = 0
+        }
+    }
+}
