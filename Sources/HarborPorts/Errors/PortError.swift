@@ -92,5 +92,5 @@ public struct PortError: HarborError {
 private final class UndeliveredMessage: Sendable {
     private let content: HarborLock<MessageContent?>
     init(_ content: MessageContent) { self.content = HarborLock(content) }
-    func take() -> MessageContent? { content.withLock { $0.take() } }
+    func take() -> MessageContent? { content.withLockedValue { $0.take() } }
 }

@@ -28,17 +28,17 @@ public enum RelayTrust {
 
     /// Whether `relay`'s word on who sent the messages it relays is taken.
     public static func trusts(_ relay: ProcessIdentity) -> Bool {
-        trusted.withLock { $0[relay] != nil }
+        trusted.withLockedValue { $0[relay] != nil }
     }
 
     /// Takes `server`'s word from now on (counted: each call needs its ``revoke(_:)``).
     package static func trust(_ server: ProcessIdentity) {
-        trusted.withLock { $0[server, default: 0] += 1 }
+        trusted.withLockedValue { $0[server, default: 0] += 1 }
     }
 
     /// Withdraws one ``trust(_:)`` of `server`.
     package static func revoke(_ server: ProcessIdentity) {
-        trusted.withLock { table in
+        trusted.withLockedValue { table in
             guard let count = table[server] else { return }
             table[server] = count > 1 ? count - 1 : nil
         }

@@ -6,26 +6,26 @@ import HarborSystem
 
 extension PortCore {
     /// A send right to the port was made (called by the token objects, as all here).
-    package func sendRightMade() { state.withLock { $0.machine.sendRightMade() } }
+    package func sendRightMade() { state.withGuarded { $0.machine.sendRightMade() } }
 
     /// A send right was released: the last one fires no-senders.
     package func sendRightReleased() {
-        if state.withLock({ $0.location.isProxy }) {
+        if state.withGuarded({ $0.location.isProxy }) {
             // A proxy's count is its own business: the connection it holds
             // is what the receiving process counts.
-            state.withLock { _ = $0.machine.sendRightReleased() }
+            state.withGuarded { _ = $0.machine.sendRightReleased() }
             return
         }
-        guard let target = state.withLock({ $0.machine.sendRightReleased() }) else { return }
+        guard let target = state.withGuarded({ $0.machine.sendRightReleased() }) else { return }
         NotificationDelivery.deliver(.noSenders, about: name, to: target)
     }
 
     /// A send-once right to the port was made.
-    package func sendOnceMade() { state.withLock { $0.machine.sendOnceMade() } }
+    package func sendOnceMade() { state.withGuarded { $0.machine.sendOnceMade() } }
 
     /// A send-once right was used, or released unused (a send-once notification).
     package func sendOnceReleased(used: Bool) {
-        let isProxy = state.withLock { guarded in
+        let isProxy = state.withGuarded { guarded in
             guarded.machine.sendOnceReleased()
             return guarded.location.isProxy
         }
@@ -38,7 +38,7 @@ extension PortCore {
 
     /// Asks for a no-senders notification to `target`, replacing an earlier request.
     package func requestNoSenders(_ target: SendOnceToken) {
-        let (replaced, transport) = state.withLock { ($0.machine.requestNoSenders(target), $0.transport) }
+        let (replaced, transport) = state.withGuarded { ($0.machine.requestNoSenders(target), $0.transport) }
         _ = replaced  // released here, outside the lock: its owner gets a send-once notification
         // Senders in other processes: their going must be heard though
         // nobody receives here (PortTransport+HangUps.swift).
@@ -47,17 +47,17 @@ extension PortCore {
 
     /// Asks for the receive right to go to `target` when it would be destroyed.
     package func requestPortDestroyed(_ target: SendOnceToken) {
-        let replaced = state.withLock { $0.machine.requestPortDestroyed(target) }
+        let replaced = state.withGuarded { $0.machine.requestPortDestroyed(target) }
         _ = replaced
     }
 
     /// Asks for a dead-name notification to `target` when the port dies.
     package func requestDeadName(_ target: SendOnceToken) {
-        if let route = state.withLock({ $0.route }) {
+        if let route = state.withGuarded({ $0.route }) {
             route.requestDeadName(of: self, notifying: target)
             return
         }
-        if let immediate = state.withLock({ $0.machine.requestDeadName(target) }) {
+        if let immediate = state.withGuarded({ $0.machine.requestDeadName(target) }) {
             NotificationDelivery.deliver(.deadName, about: name, to: immediate)
         }
     }
@@ -66,8 +66,8 @@ extension PortCore {
     package func receiveRightReleased() {
         // A receive right that moved to another process leaves its token
         // behind to die here; the port lives on over there.
-        if state.withLock({ $0.location.isProxy }) { return }
-        let outcome = state.withLock { $0.machine.receiveRightReleased() }
+        if state.withGuarded({ $0.location.isProxy }) { return }
+        let outcome = state.withGuarded { $0.machine.receiveRightReleased() }
         switch outcome {
         case .handOff(let target):
             // The receive right travels to the requester with its queue intact.
@@ -85,13 +85,13 @@ extension PortCore {
         set?.removeMember(name)
         // Dropping the signal closes the descriptor (once no sender still
         // holds it), which also takes it out of any epoll set.
-        let transport = state.withLock { guarded -> (any PortConnections)? in
+        let transport = state.withGuarded { guarded -> (any PortConnections)? in
             defer { guarded.location = .local }
             return guarded.transport
         }
         // Closing the connections is what tells senders in other processes.
         transport?.shutDown()
-        let readiness = state.withLock { guarded -> ReadinessSignal? in
+        let readiness = state.withGuarded { guarded -> ReadinessSignal? in
             guarded.readinessFD = -1
             return guarded.readiness.take()
         }
@@ -108,21 +108,21 @@ extension PortCore {
 
     /// The receiving process of this proxy is gone: fire its dead-name requests.
     package func remoteDied() {
-        let destruction = state.withLock { guarded -> PortStateMachine.Destruction? in
+        let destruction = state.withGuarded { guarded -> PortStateMachine.Destruction? in
             guard guarded.location.isProxy, !guarded.machine.isDead else { return nil }
             return guarded.machine.destroy()
         }
         guard let destruction else { return }
-        let deathWatches = state.withLock { guarded in
+        let deathWatches = state.withGuarded { guarded in
             defer { guarded.deathWatches.removeAll() }
             return guarded.deathWatches
         }
-        if !deathWatches.isEmpty { state.withLock { $0.route }?.cancelDeathWatches(deathWatches) }
+        if !deathWatches.isEmpty { state.withGuarded { $0.route }?.cancelDeathWatches(deathWatches) }
         for target in destruction.deadNameTargets {
             NotificationDelivery.deliver(.deadName, about: name, to: target)
         }
     }
 
     /// Whether this object is the port itself rather than a proxy.
-    package var isReceivingHere: Bool { state.withLock { !$0.location.isProxy } }
+    package var isReceivingHere: Bool { state.withGuarded { !$0.location.isProxy } }
 }

@@ -70,7 +70,7 @@ package final class PortCore: Sendable {
     }
 
     deinit {
-        let (watchers, deathWatches, route) = state.withLock { ($0.watchers, $0.deathWatches, $0.route) }
+        let (watchers, deathWatches, route) = state.withGuarded { ($0.watchers, $0.deathWatches, $0.route) }
         for watcher in watchers { watcher.transport?.removeWatch(watcher.token) }
         if !deathWatches.isEmpty { route?.cancelDeathWatches(deathWatches) }
         // Forget this port's identity records: a peer inventing identities
@@ -86,7 +86,7 @@ package final class PortCore: Sendable {
         while true {
             var signal: ReadinessSignal?
             var remote: (any PortRoute)?
-            let outcome = state.withLock { guarded -> PortStateMachine.EnqueueOutcome in
+            let outcome = state.withGuarded { guarded -> PortStateMachine.EnqueueOutcome in
                 if let route = guarded.route {
                     remote = route
                     return .dead
@@ -125,11 +125,11 @@ package final class PortCore: Sendable {
                 if waiter.park(until: deadline) { continue }
                 // Timed out. If a receiver popped us meanwhile it offered us a
                 // slot: take one more look rather than waste it.
-                let stillQueued = state.withLock { $0.machine.senderStoppedWaiting(waiter) }
+                let stillQueued = state.withGuarded { $0.machine.senderStoppedWaiting(waiter) }
                 if !stillQueued {
                     parker = nil
                     var signal: ReadinessSignal?
-                    let retry = state.withLock { guarded -> PortStateMachine.EnqueueOutcome in
+                    let retry = state.withGuarded { guarded -> PortStateMachine.EnqueueOutcome in
                         if guarded.location.isProxy { return .full }
                         let outcome = guarded.enqueueLocally(content)
                         if case .enqueued(true) = outcome, let readiness = guarded.readiness {
@@ -159,7 +159,7 @@ package final class PortCore: Sendable {
     /// Makes the readiness descriptor stop polling readable if the queue is
     /// empty: after a wake-up that found nothing, or a late write.
     package func clearSpuriousReadiness() {
-        state.withLock { guarded in
+        state.withGuarded { guarded in
             if guarded.machine.queue.isEmpty { guarded.readiness?.clearWhileEmpty() }
         }
     }
@@ -204,7 +204,7 @@ package final class PortCore: Sendable {
         var freedSlots: (any PortConnections)?
         var wake: Parker?
         var taken: MessageContent?
-        state.withLock { guarded in
+        state.withGuarded { guarded in
             guard let dequeued = guarded.machine.dequeue(receivingPort: name) else {
                 transportWhenEmpty = guarded.transport
                 return
@@ -246,9 +246,9 @@ package final class PortCore: Sendable {
             let fd = try readinessDescriptor()
             // Counted as a sleeper before the last look at the transport, so
             // `ensureTransport` knows to nudge (ReadinessSignal.hasSleepers).
-            let signal = state.withLock { $0.readiness }
+            let signal = state.withGuarded { $0.readiness }
             signal?.sleeperWillWait()
-            if state.withLock({ $0.transport }) != nil {
+            if state.withGuarded({ $0.transport }) != nil {
                 signal?.sleeperWoke()
                 continue
             }
@@ -271,7 +271,7 @@ package final class PortCore: Sendable {
     /// The descriptor that polls readable exactly while a message waits,
     /// created on first use. Valid until the port is destroyed.
     package func readinessDescriptor() throws(PortError) -> CInt {
-        let result = state.withLock { guarded -> Result<CInt, SystemError> in
+        let result = state.withGuarded { guarded -> Result<CInt, SystemError> in
             if guarded.readinessFD >= 0 { return .success(guarded.readinessFD) }
             do {
                 let readiness = try ReadinessSignal()
@@ -301,7 +301,7 @@ package final class PortCore: Sendable {
             throw PortError(.invalidArgument,
                             "queue limit \(limit) is outside 0...\(PortStateMachine.maximumQueueLimit)")
         }
-        let (woken, transport) = state.withLock { guarded in
+        let (woken, transport) = state.withGuarded { guarded in
             let old = guarded.machine.queueLimit
             let woken = guarded.machine.setQueueLimit(limit)
             guarded.slotCounter?.release(Int32(limit - old))
@@ -312,7 +312,7 @@ package final class PortCore: Sendable {
     }
 
     package var status: PortStatus {
-        state.withLock { guarded in
+        state.withGuarded { guarded in
             let machine = guarded.machine
             return PortStatus(
                 name: name, queueLimit: machine.queueLimit, queuedMessages: machine.queue.count,
@@ -323,7 +323,7 @@ package final class PortCore: Sendable {
     }
 
     package var isDead: Bool {
-        let (dead, route) = state.withLock { ($0.machine.isDead, $0.route) }
+        let (dead, route) = state.withGuarded { ($0.machine.isDead, $0.route) }
         if dead { return true }
         guard let route, route.hasHungUp else { return false }
         remoteDied()
@@ -334,20 +334,20 @@ package final class PortCore: Sendable {
 
     /// Records membership in `set`; returns the set the port leaves, if any.
     package func join(_ set: PortSetCore?) -> PortSetCore? {
-        state.withLock { guarded in
+        state.withGuarded { guarded in
             let previous = guarded.set
             guarded.set = set
             return previous
         }
     }
 
-    package var set: PortSetCore? { state.withLock { $0.set } }
+    package var set: PortSetCore? { state.withGuarded { $0.set } }
 }
 
 extension PortCore {
     /// The process messages to this port reach (`SendRight.receivingProcess`).
     package var receivingProcess: ProcessIdentity? {
-        guard let route = state.withLock({ $0.route }) else { return .current }
+        guard let route = state.withGuarded({ $0.route }) else { return .current }
         return try? route.creator()
     }
 
@@ -356,7 +356,7 @@ extension PortCore {
     /// per connection once other processes can reach it; for a proxy, its
     /// connection and (for a send right) the port's slot counter.
     package var heldDescriptors: Int {
-        let (route, transport, readiness) = state.withLock { ($0.route, $0.transport, $0.readinessFD >= 0) }
+        let (route, transport, readiness) = state.withGuarded { ($0.route, $0.transport, $0.readinessFD >= 0) }
         if let route { return route.slots == nil ? 1 : 2 }
         let ready = readiness ? 2 : 0
         guard let transport else { return ready }

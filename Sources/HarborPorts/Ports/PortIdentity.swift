@@ -68,7 +68,7 @@ package enum PortRegistry {
     /// - Parameter known: the key of that slot counter's file, when the
     ///   caller has just asked the kernel for it (`FileKey(of:)`).
     package static func register(_ core: PortCore, slots known: FileKey? = nil) {
-        let held = core.state.withLock { guarded -> (slots: CInt, route: (any PortRoute)?)? in
+        let held = core.state.withGuarded { guarded -> (slots: CInt, route: (any PortRoute)?)? in
             if let route = guarded.route {
                 guard let slots = route.slots else { return nil }
                 return (slots.descriptor.rawValue, route)
@@ -126,7 +126,7 @@ package enum PortRegistry {
     }
 
     /// How many identities are recorded: bounded by the live ports.
-    package static var count: Int { entries.withLock { $0.count } }
+    package static var count: Int { entries.withLockedValue { $0.count } }
 
     private static func cores(_ identity: PortIdentity, where matches: (Entry) -> Bool) -> [PortCore] {
         withEntries { table, alive in
@@ -145,7 +145,7 @@ package enum PortRegistry {
         _ body: (inout [PortIdentity: [Entry]], inout [PortCore]) -> Result
     ) -> Result {
         var alive: [PortCore] = []
-        let result = entries.withLock { table in body(&table, &alive) }
+        let result = entries.withLockedValue { table in body(&table, &alive) }
         alive.removeAll()
         return result
     }

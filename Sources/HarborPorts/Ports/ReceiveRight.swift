@@ -80,7 +80,7 @@ public struct ReceiveRight: ~Copyable, Sendable {
     /// The name server hands out the ports of names no service holds yet
     /// this way, so look-ups mint nothing (P12).
     package func shareExportedConnection() {
-        core.state.withLock { $0.sharesExports = true }
+        core.state.withGuarded { $0.sharesExports = true }
     }
 
     /// A snapshot of the port's counters. **Mach equivalent:** `mach_port_get_attributes`.

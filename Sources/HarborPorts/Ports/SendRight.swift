@@ -78,7 +78,7 @@ public struct SendRight: Hashable, Sendable, CustomStringConvertible {
     /// For tests: sleeps until a sender (in any process) waits for room in
     /// this right's port, which must be in another process. False on timeout.
     package func waitUntilASenderBlocks(timeout: Duration) -> Bool {
-        guard let route = token.port.state.withLock({ $0.route }), let slots = route.slots else { return false }
+        guard let route = token.port.state.withGuarded({ $0.route }), let slots = route.slots else { return false }
         return slots.waitForWaiter(timeout: timeout)
     }
 

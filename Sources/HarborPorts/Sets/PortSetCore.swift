@@ -17,12 +17,12 @@ package final class PortSetCore: Sendable {
     package var descriptor: CInt { epoll.rawValue }
 
     package func addMember(_ port: PortCore, descriptor fd: CInt) throws(SystemError) {
-        let inserted = members.withLock { $0.updateValue((port, fd), forKey: port.name.rawValue) == nil }
+        let inserted = members.withLockedValue { $0.updateValue((port, fd), forKey: port.name.rawValue) == nil }
         guard inserted else { return }
         do {
             try epoll.add(fd, events: .readable, token: port.name.rawValue)
         } catch {
-            members.withLock { _ = $0.removeValue(forKey: port.name.rawValue) }
+            members.withLockedValue { _ = $0.removeValue(forKey: port.name.rawValue) }
             throw error
         }
     }
@@ -33,7 +33,7 @@ package final class PortSetCore: Sendable {
     /// would wake the set for a port that is no longer a member.
     @discardableResult
     package func removeMember(_ name: PortName) -> PortCore? {
-        guard let member = members.withLock({ $0.removeValue(forKey: name.rawValue) }) else { return nil }
+        guard let member = members.withLockedValue({ $0.removeValue(forKey: name.rawValue) }) else { return nil }
         try? epoll.remove(member.descriptor)
         return member.port
     }
@@ -43,11 +43,11 @@ package final class PortSetCore: Sendable {
     }
 
     package func contains(_ name: PortName) -> Bool {
-        members.withLock { $0[name.rawValue] != nil }
+        members.withLockedValue { $0[name.rawValue] != nil }
     }
 
     package var memberNames: [PortName] {
-        members.withLock { $0.keys.sorted().map(PortName.init(rawValue:)) }
+        members.withLockedValue { $0.keys.sorted().map(PortName.init(rawValue:)) }
     }
 
     /// Takes the next message from any member, waiting until `deadline`.
@@ -65,7 +65,7 @@ package final class PortSetCore: Sendable {
             }
             // `tryDequeue` finding nothing clears the member's readiness, so
             // the next wait sleeps (P12): no member is readable while empty.
-            if count == 1, let port = members.withLock({ $0[event.token]?.port }),
+            if count == 1, let port = members.withLockedValue({ $0[event.token]?.port }),
                let content = port.tryDequeue() {
                 return content
             }

@@ -17,28 +17,29 @@ import Glibc  // types only: timespec
 /// **Thread safety:** any thread; the words must stay mapped while it is used.
 package struct AtomicWords: @unchecked Sendable {
     // @unchecked: a pointer, and every access through it is atomic.
-    private let base: UnsafeMutablePointer<Int32>
+    @usableFromInline let base: UnsafeMutablePointer<Int32>
 
     /// Views the words at `base`.
+    @inlinable
     package init(_ base: UnsafeMutablePointer<Int32>) { self.base = base }
 
     /// Reads word `index`.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func load(_ index: Int) -> Int32 { charbor_atomic_load_i32(base + index) }
 
     /// Writes word `index` with no ordering: for hints that only need to
     /// arrive eventually.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func storeRelaxed(_ index: Int, _ value: Int32) { charbor_atomic_store_relaxed_i32(base + index, value) }
 
     /// Adds `delta` to word `index` (wrapping); returns the value before.
-    @inline(__always)
+    @inlinable @inline(__always)
     @discardableResult
     package func fetchAdd(_ index: Int, _ delta: Int32) -> Int32 { charbor_atomic_fetch_add_i32(base + index, delta) }
 
     /// Writes `desired` if word `index` holds `expected`; otherwise loads
     /// what it holds into `expected`. Returns whether it wrote.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func compareExchange(_ index: Int, expected: inout Int32, desired: Int32) -> Bool {
         charbor_atomic_compare_exchange_i32(base + index, &expected, desired)
     }

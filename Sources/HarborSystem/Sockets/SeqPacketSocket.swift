@@ -151,8 +151,8 @@ package enum SeqPacketSocket {
         package var flags: Int32
         package var controlLength: Int
 
-        package var wasTruncated: Bool { flags & Int32(charbor_MSG_TRUNC) != 0 }
-        package var controlWasTruncated: Bool { flags & Int32(charbor_MSG_CTRUNC) != 0 }
+        @inlinable package var wasTruncated: Bool { flags & Int32(charbor_MSG_TRUNC) != 0 }
+        @inlinable package var controlWasTruncated: Bool { flags & Int32(charbor_MSG_CTRUNC) != 0 }
     }
 
     /// `receive`'s system call alone; nil when no packet waits.

@@ -22,8 +22,8 @@ import Glibc
 ///
 /// **Thread safety:** any thread.
 package struct HarborLock<Value: ~Copyable>: ~Copyable {
-    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    @usableFromInline let value: UnsafeMutablePointer<Value>
+    @usableFromInline package let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline package let value: UnsafeMutablePointer<Value>
 
     /// The value's offset in the allocation: just past the mutex, aligned.
     @inlinable static var valueOffset: Int {
@@ -66,6 +66,17 @@ package struct HarborLock<Value: ~Copyable>: ~Copyable {
         return try body(&value.pointee)
     }
 }
+
+/// Locks a ``HarborLock``'s `mutex`, for a module's own wrapper over one
+/// concrete value (`PortCore.Guarded`, the transport's pump buffers): from
+/// another module a call of the generic `withLock` over a noncopyable value
+/// is not specialised, and pays a thunk, a closure context and their
+/// retains on every call (measured on the cross-process round trip), where
+/// reading `mutex` and `value` of a concrete lock is a load.
+package func lockMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) { pthread_mutex_lock(mutex) }
+
+/// Unlocks what ``lockMutex(_:)`` locked.
+package func unlockMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) { pthread_mutex_unlock(mutex) }
 
 extension HarborLock where Value: ~Copyable {
     /// `withLock` for a body that does not throw and returns a copyable

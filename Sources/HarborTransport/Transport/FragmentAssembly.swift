@@ -107,7 +107,7 @@ package final class PartialCharge {
     private var regions: [MappedRegion]
 
     init(uid: UInt32, bytes: Int, regions: [MappedRegion]) throws(WireRejection) {
-        switch Self.budget.withLock({ $0.take(bytes, for: uid) }) {
+        switch Self.budget.withLockedValue({ $0.take(bytes, for: uid) }) {
         case nil:
             break
         case .share:
@@ -123,16 +123,16 @@ package final class PartialCharge {
     }
 
     /// The bytes `uid`'s unfinished fragmented messages declare now.
-    package static func held(by uid: UInt32) -> Int { budget.withLock { $0.held(by: uid) } }
+    package static func held(by uid: UInt32) -> Int { budget.withLockedValue { $0.held(by: uid) } }
 
     /// The bytes every uid's unfinished fragmented messages declare now.
-    package static var heldInTotal: Int { budget.withLock { $0.held } }
+    package static var heldInTotal: Int { budget.withLockedValue { $0.held } }
 
     /// The message is whole: its regions are no longer this charge's.
     func complete() { regions = [] }
 
     deinit {
         for region in regions { region.discardWhenFreed() }
-        Self.budget.withLock { $0.release(bytes, for: uid) }
+        Self.budget.withLockedValue { $0.release(bytes, for: uid) }
     }
 }

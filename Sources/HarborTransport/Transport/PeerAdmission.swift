@@ -63,7 +63,7 @@ extension PortCore.Guarded {
         if !content.isPlain { usage = usage + Self.weight(of: content) }
         let uid = UInt32(content.trailer.sender.uid)
         let handedOut = machine.sequenceNumber, ahead = machine.queue.count
-        return transport.ledger.withLock { $0.charge(usage, to: uid, handedOut: handedOut, queued: ahead) }
+        return transport.ledger.withLockedValue { $0.charge(usage, to: uid, handedOut: handedOut, queued: ahead) }
     }
 
     /// The descriptors, region bytes and moved queues' body bytes `content`
@@ -93,11 +93,11 @@ extension PortCore.Guarded {
         case .receive(let token):
             // Another port's lock under this one's: a port moved in is a port
             // of its own (P11), and no port takes another's lock under its own.
-            let (transport, bodies) = token.port.state.withLock { guarded in
+            let (transport, bodies) = token.port.state.withGuarded { guarded in
                 (guarded.portTransport, guarded.machine.queue.reduce(0) { $0 + $1.body.count })
             }
             guard let moved = transport else { return PeerUsage(descriptors: 1, inlineBytes: bodies) }
-            let queue = moved.ledger.withLock { $0.total }
+            let queue = moved.ledger.withLockedValue { $0.total }
             return PeerUsage(descriptors: 1 + moved.connectionCount + queue.descriptors, regionBytes: queue.regionBytes,
                              inlineBytes: bodies)
         }

@@ -70,11 +70,11 @@ package struct PeerLedger {
     /// The bytes of moved queues' bodies `uid` may still have queued here,
     /// over every port: its share's rest, or what is left of the total.
     package static func movedInlineRoom(for uid: UInt32) -> Int {
-        movedInline.withLock { min($0.share - $0.held(by: uid), $0.total - $0.held) }
+        movedInline.withLockedValue { min($0.share - $0.held(by: uid), $0.total - $0.held) }
     }
 
     /// The bytes of moved queues' bodies every uid's messages hold here.
-    package static var movedInlineHeld: Int { movedInline.withLock { $0.held } }
+    package static var movedInlineHeld: Int { movedInline.withLockedValue { $0.held } }
 
     private var entries = Deque<Entry>()
     private var byUid: [UInt32: PeerUsage] = [:]
@@ -94,7 +94,7 @@ package struct PeerLedger {
         defer { self = PeerLedger() }
         let moved = entries.filter { $0.usage.inlineBytes > 0 }
         if !moved.isEmpty {
-            Self.movedInline.withLock { budget in
+            Self.movedInline.withLockedValue { budget in
                 for entry in moved { budget.release(entry.usage.inlineBytes, for: entry.uid) }
             }
         }
@@ -114,7 +114,7 @@ package struct PeerLedger {
         while let first = entries.first, first.settledAt <= handedOut {
             entries.removeFirst()
             if first.usage.inlineBytes > 0 {
-                Self.movedInline.withLock { $0.release(first.usage.inlineBytes, for: first.uid) }
+                Self.movedInline.withLockedValue { $0.release(first.usage.inlineBytes, for: first.uid) }
             }
             let left = (byUid[first.uid] ?? PeerUsage()) - first.usage
             byUid[first.uid] = left.isZero ? nil : left
@@ -135,7 +135,7 @@ package struct PeerLedger {
         if usage.regionBytes > 0, after.regionBytes > PeerLimits.queuedRegionBytesPerUid { return .overLimit }
         if usage.inlineBytes > 0, after.inlineBytes > PeerLimits.queuedInlineBytesPerUid { return .overLimit }
         if usage.isZero { return nil }
-        if usage.inlineBytes > 0, Self.movedInline.withLock({ $0.take(usage.inlineBytes, for: uid) }) != nil {
+        if usage.inlineBytes > 0, Self.movedInline.withLockedValue({ $0.take(usage.inlineBytes, for: uid) }) != nil {
             return .overLimit
         }
         byUid[uid] = after

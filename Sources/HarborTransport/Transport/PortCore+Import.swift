@@ -84,7 +84,7 @@ extension PortCore {
             throw WireRejection(.badDescriptor, "no readiness descriptor: \(error)")
         }
         let transport = PortTransport(slots: counter, epollFD: epollFD)
-        let oldRoute = port.state.withLock { guarded -> RemoteRoute? in
+        let oldRoute = port.state.withGuarded { guarded -> RemoteRoute? in
             let old = guarded.remoteRoute
             guarded.location = .receiving(transport)
             guarded.machine.adopt(limit: limit, sequenceNumber: sequenceNumber, made: made)
@@ -120,7 +120,7 @@ extension PortCore {
     /// own, reaching whatever its socket reaches.)
     private static func checkSendOnceClaim(_ identity: PortIdentity, socket: SharedDescriptor) throws(WireRejection) {
         let here = PortRegistry.everyPort(identity).compactMap { port in
-            port.state.withLock { $0.portTransport }
+            port.state.withGuarded { $0.portTransport }
         }
         guard !here.isEmpty, let peer = try? SeqPacketSocket.peerInode(socket.rawValue) else { return }
         if !here.contains(where: { $0.holdsConnection(inode: peer) }) {
@@ -148,7 +148,7 @@ extension PortCore {
         let brought = Set(connections.compactMap { try? FileKey(of: $0.rawValue).inode })
         var checkable = false
         for proxy in known {
-            guard let route = proxy.state.withLock({ $0.remoteRoute }) else { continue }
+            guard let route = proxy.state.withGuarded({ $0.remoteRoute }) else { continue }
             guard let peer = try? SeqPacketSocket.peerInode(route.socket.rawValue) else { continue }
             checkable = true
             if brought.contains(peer) { return proxy }

@@ -11,9 +11,9 @@ extension PortCore {
     /// The port's transport, made on first need together with its readiness
     /// set and its shared slot counter (free slots = limit - queued).
     func ensureTransport() throws(PortError) -> PortTransport {
-        if let existing = state.withLock({ $0.portTransport }) { return existing }
+        if let existing = state.withGuarded({ $0.portTransport }) { return existing }
         let epollFD = try readinessDescriptor()
-        let result = state.withLock { guarded -> Result<PortTransport, PortError> in
+        let result = state.withGuarded { guarded -> Result<PortTransport, PortError> in
             switch guarded.location {
             case .receiving(let existing): return .success(existing as! PortTransport)  // only HarborTransport makes one
             case .proxy: return .failure(PortError(.invalidRight, "\(name) is received in another process"))
@@ -37,7 +37,7 @@ extension PortCore {
             // again, now through the transport (see `dequeue(deadline:)`).
             // Nobody else is nudged: a run loop or port set watches the epoll
             // set, which the connections join, and would wake for nothing.
-            let (readiness, wantsHangUps) = state.withLock { ($0.readiness, $0.machine.hasNoSendersRequest) }
+            let (readiness, wantsHangUps) = state.withGuarded { ($0.readiness, $0.machine.hasNoSendersRequest) }
             if let readiness, readiness.hasSleepers { readiness.nudge() }
             if wantsHangUps { transport.watchHangUps(for: self) }
             return transport
@@ -59,7 +59,7 @@ extension PortCore {
     func acceptRemote(_ content: consuming MessageContent, slots: SharedSlots.Counter?, gaveBack: inout Bool) {
         // Moved into the queue, not copied: the closure takes it out of here.
         var pending: MessageContent? = consume content
-        let refusal = state.withLock { $0.queueRemote(pending.take()!, returningSlotTo: slots, gaveBack: &gaveBack) }
+        let refusal = state.withGuarded { $0.queueRemote(pending.take()!, returningSlotTo: slots, gaveBack: &gaveBack) }
         if let refusal { WireRejections.record(refusal) }
     }
 
@@ -96,11 +96,11 @@ extension PortCore {
     }
 
     private func exportSend() throws(PortError) -> ExportedRight {
-        if let route = state.withLock({ $0.remoteRoute }), let slots = route.slots {
+        if let route = state.withGuarded({ $0.remoteRoute }), let slots = route.slots {
             return ExportedRight(kind: .send, identity: identity, descriptors: [route.socket, slots.descriptor])
         }
         let transport = try ensureTransport()
-        if let shared = state.withLock({ $0.sharedExport }) {
+        if let shared = state.withGuarded({ $0.sharedExport }) {
             return ExportedRight(kind: .send, identity: identity, descriptors: [shared, transport.slots.descriptor])
         }
         do {
@@ -108,7 +108,7 @@ extension PortCore {
             sendRightMade()
             // Kept open here, so the connection counts as one send right for as
             // long as the port shares it (an export that raced this one keeps its own).
-            state.withLock { guarded in
+            state.withGuarded { guarded in
                 if guarded.sharesExports, guarded.sharedExport == nil { guarded.sharedExport = socket }
             }
             return ExportedRight(kind: .send, identity: identity, descriptors: [socket, transport.slots.descriptor])
@@ -118,7 +118,7 @@ extension PortCore {
     }
 
     private func exportSendOnce() throws(PortError) -> ExportedRight {
-        if let route = state.withLock({ $0.remoteRoute }) {
+        if let route = state.withGuarded({ $0.remoteRoute }) {
             return ExportedRight(kind: .sendOnce, identity: identity, descriptors: [route.socket])
         }
         let transport = try ensureTransport()
@@ -129,7 +129,7 @@ extension PortCore {
             // being reported: the right it stood for is still in the message.
             let undo = { [self] in
                 if let token { transport.withdraw(token) }
-                state.withLock { $0.machine.sendOnceReleased() }
+                state.withGuarded { $0.machine.sendOnceReleased() }
             }
             return ExportedRight(kind: .sendOnce, identity: identity, descriptors: [socket], undo: undo)
         } catch {
@@ -153,7 +153,7 @@ extension PortCore {
             throw PortError(error, "moving the receive right of \(name)")
         }
         let route = RemoteRoute(socket: forwarder.sending, slots: transport.slots)
-        let taken = state.withLock { guarded in
+        let taken = state.withGuarded { guarded in
             var taken = guarded.machine.takeForMove()
             // Messages parked off the full queue travel behind it
             // (Transport/PortTransport+Parking.swift).
@@ -203,7 +203,7 @@ extension PortCore {
         guard let epollFD = try? readinessDescriptor() else { return }
         let transport = PortTransport(slots: slots, epollFD: epollFD)
         var signal: ReadinessSignal?
-        let released = state.withLock { guarded -> [SendOnceToken]? in
+        let released = state.withGuarded { guarded -> [SendOnceToken]? in
             guard guarded.remoteRoute === route, !guarded.machine.isDead else { return nil }
             guarded.location = .receiving(transport)
             guarded.machine.connectionAdopted()
@@ -220,7 +220,7 @@ extension PortCore {
         for (kind, socket) in connections { _ = try? transport.adopt(socket, kind: kind) }
         _ = try? transport.adopt(forwarder, kind: .send)
         // A no-senders request still stands: its connections are watched again.
-        if state.withLock({ $0.machine.hasNoSendersRequest }) { transport.watchHangUps(for: self) }
+        if state.withGuarded({ $0.machine.hasNoSendersRequest }) { transport.watchHangUps(for: self) }
         if let signal, signal.signalAfterUnlock() { clearSpuriousReadiness() }
         // Remote senders that waited for a slot were woken by the shut-down
         // and register again; wake any that registered meanwhile.
@@ -233,22 +233,22 @@ extension PortCore {
     /// connection for hang-up, so the notification comes without a thread.
     func requestRemoteDeadName(_ target: SendOnceToken, route: RemoteRoute) {
         if route.hasHungUp { remoteDied() }
-        if let immediate = state.withLock({ $0.machine.requestDeadName(target) }) {
+        if let immediate = state.withGuarded({ $0.machine.requestDeadName(target) }) {
             NotificationDelivery.deliver(.deadName, about: name, to: immediate)
             return
         }
         let watcher = target.port
-        if watcher.state.withLock({ $0.location.isProxy }) {
+        if watcher.state.withGuarded({ $0.location.isProxy }) {
             // The notification port is in another process: nobody here
             // receives on it, so a watching thread hears the hang-up.
             guard let token = RemoteDeathWatch.shared.add(self, socket: route.socket.rawValue) else { return }
-            state.withLock { $0.deathWatches.append(token) }
+            state.withGuarded { $0.deathWatches.append(token) }
             if route.hasHungUp { remoteDied() }
             return
         }
         guard let transport = try? watcher.ensureTransport(),
               let token = try? transport.addWatch(on: route, for: self) else { return }
-        state.withLock { $0.watchers.append(ProxyWatch(transport: transport, token: token)) }
+        state.withGuarded { $0.watchers.append(ProxyWatch(transport: transport, token: token)) }
         // It may have died between the first look and the watch.
         if route.hasHungUp { remoteDied() }
     }

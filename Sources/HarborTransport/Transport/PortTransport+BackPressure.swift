@@ -51,7 +51,6 @@ extension PortTransport {
     /// (PortTransport+Parking.swift), then senders in other processes that
     /// wait for one are woken.
     package func slotFreed(port: PortCore) {
-        let counter = slots.counter
         guard counter.waiters > 0 else { return }
         if counter.parked > 0 { resumeParked(into: port) }
         guard counter.sendersWaiting > 0 else { return }
@@ -66,7 +65,7 @@ extension PortTransport {
     /// timer), so one connection holds one descriptor here however many
     /// wait packets it sends.
     func registerWaiter(_ eventfd: SharedDescriptor, token: UInt64) {
-        let replaced = table.withLock { table -> SharedDescriptor? in
+        let replaced = table.withLockedValue { table -> SharedDescriptor? in
             // A connection already closed keeps nothing.
             guard !table.isShutDown, table.connections[token] != nil else { return eventfd }
             defer { slots.setRegisteredWaiters(table.waiters.count) }
@@ -79,11 +78,10 @@ extension PortTransport {
     /// says, and repairs the shared counter (see the top of this file).
     func signalWaiters(port: PortCore) {
         let (limit, queued) = port.queueCounts
-        let counter = slots.counter
         // Parked messages take the next slots that free.
         let parked = Int(counter.parked)
         let now = ContinuousClock.now
-        let (woken, granted) = table.withLock { table -> ([SharedDescriptor], [SharedDescriptor]) in
+        let (woken, granted) = table.withLockedValue { table -> ([SharedDescriptor], [SharedDescriptor]) in
             guard !table.waiters.isEmpty else { return ([], []) }
             defer { slots.setRegisteredWaiters(table.waiters.count) }
             if parked > 0 {
@@ -137,6 +135,6 @@ extension PortCore {
     /// The queue limit and the counted messages queued: the receiver's own
     /// count, which back-pressure trusts over the shared counter.
     var queueCounts: (limit: Int, queued: Int) {
-        state.withLock { ($0.machine.queueLimit, $0.machine.countedMessages) }
+        state.withGuarded { ($0.machine.queueLimit, $0.machine.countedMessages) }
     }
 }

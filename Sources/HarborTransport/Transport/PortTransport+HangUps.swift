@@ -29,7 +29,7 @@ extension PortTransport {
     /// From now on, watches every send connection of this transport for
     /// hang-up on `port`'s behalf (see the top of this file). Idempotent.
     package func watchHangUps(for port: PortCore) {
-        table.withLock { table in
+        table.withLockedValue { table in
             guard !table.isShutDown, table.hangUps == nil else { return }
             table.hangUps = HangUpWatches(port: port)
             for (token, connection) in table.connections {

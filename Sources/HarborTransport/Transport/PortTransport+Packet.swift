@@ -58,7 +58,7 @@ extension PortTransport {
         if packet.byteCount > WireFormat.headerSize {
             var isFragment = true
             let buffer = buffers.packet
-            let received = buffers.assemblies.change(token, returningSlotsTo: slots.counter) { list -> Received in
+            let received = buffers.assemblies.change(token, returningSlotsTo: counter) { list -> Received in
                 let direct = Self.directFragment(packet, buffer, target, assemblies: &list)
                 switch consume direct {
                 case .progress:  // (one pattern per case, as above)
@@ -172,10 +172,9 @@ extension PortTransport {
             // everyone. Only a send connection's messages count.
             let counted = connection.kind == .send
                 && WireHeader.claimsCountedMessage(UnsafeRawBufferPointer(buffers.packet), byteCount: packet.byteCount)
-            if counted { slots.counter.release() }
+            if counted { counter.release() }
             return .refused(gaveSlotBack: counted)  // `packet.descriptors` closes whatever came with it
         }
-        let counter = slots.counter
         switch consume decoded {
         case .message(let content):
             return .message(content)

@@ -129,13 +129,13 @@ extension PortTransport {
     /// Whether connection `token` is paused (its messages park). One load of
     /// a private word while nothing is parked.
     func isPaused(_ token: UInt64) -> Bool {
-        slots.counter.parked > 0 && ledger.withLock { $0.parked.isPaused(token) }
+        counter.parked > 0 && ledger.withLockedValue { $0.parked.isPaused(token) }
     }
 
     /// Stops reading connection `token` (the port's lock held): out of the
     /// readiness set, so the packets waiting in it wake nobody.
     fileprivate func pauseReading(_ token: UInt64) {
-        table.withLock { table in
+        table.withLockedValue { table in
             guard let connection = table.connections[token] else { return }
             EpollControl.remove(epollFD, connection.socket.rawValue)
         }
@@ -143,7 +143,7 @@ extension PortTransport {
 
     /// Reads connection `token` again (the port's lock held).
     fileprivate func resumeReading(_ token: UInt64) {
-        table.withLock { table in
+        table.withLockedValue { table in
             guard !table.isShutDown, let connection = table.connections[token] else { return }
             // Level-triggered: packets that waited meanwhile wake the set at once.
             try? EpollControl.add(epollFD, connection.socket.rawValue, events: .readable, token: token)
@@ -154,22 +154,22 @@ extension PortTransport {
     /// reads their connections again once nothing of theirs is parked.
     /// Called when a slot frees (`slotFreed`).
     func resumeParked(into port: PortCore) {
-        guard slots.counter.parked > 0 else { return }
+        guard counter.parked > 0 else { return }
         var refusals: [WireRejectionReason] = []
         var gaveBack = false
         var ends = 0
-        port.state.withLock { guarded in
+        port.state.withGuarded { guarded in
             guard guarded.transport === self, !guarded.machine.isDead else { return }
             let room = guarded.machine.queueLimit - guarded.machine.countedMessages
             guard room > 0 else { return }
-            let (messages, released, resumed) = ledger.withLock { ledger in
+            let (messages, released, resumed) = ledger.withLockedValue { ledger in
                 defer { slots.setParked(ledger.parked.count) }
                 return ledger.parked.release(room: room)
             }
             for content in messages {
                 // Within the limit now: refused only past the uid's other
                 // limits (descriptors, region bytes), its own business.
-                if let refusal = guarded.queueRemote(content, returningSlotTo: slots.counter, gaveBack: &gaveBack) {
+                if let refusal = guarded.queueRemote(content, returningSlotTo: counter, gaveBack: &gaveBack) {
                     refusals.append(refusal)
                 }
             }
@@ -186,8 +186,8 @@ extension PortTransport {
     /// messages of it are parked, its closing is counted once they have
     /// joined the queue (true); else the caller counts it now (false).
     func parkEnd(of token: UInt64) -> Bool {
-        guard slots.counter.parked > 0 else { return false }
-        return ledger.withLock { ledger in
+        guard counter.parked > 0 else { return false }
+        return ledger.withLockedValue { ledger in
             defer { slots.setParked(ledger.parked.count) }
             return ledger.parked.parkEnd(of: token)
         }
@@ -196,8 +196,8 @@ extension PortTransport {
     /// Takes the parked messages out, for a receive right leaving the
     /// process with its queue (the port's lock held): they go behind it.
     package func takeParked() -> [MessageContent] {
-        guard slots.counter.parked > 0 else { return [] }
-        return ledger.withLock { ledger in
+        guard counter.parked > 0 else { return [] }
+        return ledger.withLockedValue { ledger in
             defer { slots.setParked(0) }
             return ledger.parked.removeAll()
         }
@@ -247,11 +247,11 @@ extension PortCore {
         gaveBack: inout Bool, freed: inout (any PortConnections)?
     ) -> MessageContent? {
         let counted = content.countsAgainstLimit
-        let nothingParked = transport.slots.counter.parked == 0
+        let nothingParked = transport.counter.parked == 0
         var pending: MessageContent? = consume content
         var taken: MessageContent?
         var wake: Parker?
-        let refusal = state.withLock { guarded -> WireRejectionReason? in
+        let refusal = state.withGuarded { guarded -> WireRejectionReason? in
             guard take, nothingParked, guarded.machine.queue.isEmpty, guarded.transport === transport,
                   !guarded.machine.isDead, !(counted && guarded.isFlooded), let direct = pending.take() else {
                 guard let queued = pending.take() else { return nil }
@@ -275,8 +275,8 @@ extension PortCore {
         batch: inout Deque<MessageContent>, from: borrowing PumpedFrom, of transport: PortTransport,
         gaveBack: inout Bool
     ) {
-        let nothingParked = transport.slots.counter.parked == 0
-        let refusals = state.withLock { guarded -> [WireRejectionReason] in
+        let nothingParked = transport.counter.parked == 0
+        let refusals = state.withGuarded { guarded -> [WireRejectionReason] in
             // The usual case, a stream into an empty queue: the batch
             // becomes the queue, nothing moved message by message.
             if nothingParked, guarded.transport === transport, guarded.admitsWithoutChecks(batch),
@@ -306,15 +306,15 @@ extension PortCore.Guarded {
     mutating func admitPumped(
         _ content: consuming MessageContent, from token: UInt64, of transport: PortTransport, gaveBack: inout Bool
     ) -> WireRejectionReason? {
-        let counter = transport.slots.counter
+        let counter = transport.counter
         var parks = false
         if self.transport === transport, !machine.isDead {
             parks = content.countsAgainstLimit && machine.countedMessages >= machine.queueLimit
-                || counter.parked > 0 && transport.ledger.withLock { $0.parked.isPaused(token) }
+                || counter.parked > 0 && transport.ledger.withLockedValue { $0.parked.isPaused(token) }
         }
         guard parks else { return queueRemote(content, returningSlotTo: counter, gaveBack: &gaveBack) }
         var pending: MessageContent? = consume content
-        let (pause, parked) = transport.ledger.withLock { ledger in
+        let (pause, parked) = transport.ledger.withLockedValue { ledger in
             (pending.take().map { ledger.parked.park($0, from: token) } ?? false, ledger.parked.count)
         }
         // Under this lock, so a slot handed out from now on sees it.

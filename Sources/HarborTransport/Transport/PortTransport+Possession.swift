@@ -8,7 +8,7 @@ extension PortTransport {
     /// the receiving end a send-once right that claims this port must be
     /// connected to (Security.md).
     package func holdsConnection(inode: UInt64) -> Bool {
-        let sockets = table.withLock { table in table.connections.values.map(\.socket) }
+        let sockets = table.withLockedValue { table in table.connections.values.map(\.socket) }
         return sockets.contains { (try? FileKey(of: $0.rawValue).inode) == inode }
     }
 }

@@ -30,7 +30,7 @@ extension PortTransport {
         into port: PortCore, deadline: WaitDeadline = .immediately, takeFirst: Bool = false
     ) -> PumpOutcome {
         if case .immediately = deadline {
-            return pumpBuffers.withLock { buffers in
+            return pumpBuffers.withBuffers { buffers in
                 let count = EpollControl.poll(epollFD, into: buffers.events)
                 return process(UnsafeMutableBufferPointer(rebasing: buffers.events[0..<count]), buffers: &buffers,
                                into: port, takeFirst: takeFirst)
@@ -43,7 +43,7 @@ extension PortTransport {
             // Passed by address: this thread's own stack, read only inside
             // the lock below, on this thread, before the allocation ends.
             let address = UInt(bitPattern: stack.baseAddress)
-            return pumpBuffers.withLock { buffers in
+            return pumpBuffers.withBuffers { buffers in
                 let base = UnsafeMutablePointer<EpollEvent>(bitPattern: address)
                 return process(UnsafeMutableBufferPointer(start: base, count: count), buffers: &buffers,
                                into: port, takeFirst: takeFirst)
@@ -111,7 +111,7 @@ extension PortTransport {
             // Each message is queued or, refused, gives its slot back to
             // this transport's counter (the port may have moved or died
             // since the packets were read).
-            let slots = transport.slots.counter
+            let slots = transport.counter
             var freed: (any PortConnections)?
             if let first = firstMessage.take() {
                 outcome.taken = port.acceptPumped(consume first, from: from.first, of: transport, take: takeFirst,
@@ -154,7 +154,7 @@ extension PortTransport {
                 continue
             }
             if token & Self.watchTag != 0 {
-                guard let watch = table.withLock({ $0.watches.removeValue(forKey: token) }) else { continue }
+                guard let watch = table.withLockedValue({ $0.watches.removeValue(forKey: token) }) else { continue }
                 EpollControl.remove(epollFD, watch.route.socket.rawValue)
                 if let proxy = watch.proxy { collected.append(.hungUp(proxy)) }
                 continue
@@ -203,7 +203,7 @@ extension PortTransport {
            cached.departures == departures.load(ordering: .acquiring) {
             return OpenConnection(fd: cached.connection.socket.rawValue, kind: cached.connection.kind)
         }
-        guard let (found, seen) = table.withLock({ table -> (Connection, UInt64)? in
+        guard let (found, seen) = table.withLockedValue({ table -> (Connection, UInt64)? in
             table.connections[token].map { ($0, departures.load(ordering: .relaxed)) }
         }) else { return nil }
         buffers.cachedConnection = (token, seen, found)
@@ -242,7 +242,7 @@ extension PortTransport {
         case .closed:
             // A message half received from a dead sender goes with it, and
             // gives its slot back.
-            if buffers.assemblies.drop(token, returningSlotsTo: slots.counter) { collected.gaveSlotsBack = true }
+            if buffers.assemblies.drop(token, returningSlotsTo: counter) { collected.gaveSlotsBack = true }
             buffers.cachedConnection = nil
             close(token)
             collected.append(.closed(connection.kind, used: false, token: token))
@@ -286,7 +286,7 @@ extension PortTransport {
     func reapHangUp(_ token: UInt64, into port: PortCore) {
         var finished = false
         while !finished && !isPaused(token) {
-            _ = pumpBuffers.withLock { buffers -> Collected in
+            _ = pumpBuffers.withBuffers { buffers -> Collected in
                 var collected = Collected(takeFirst: false)
                 guard let connection = connection(for: token, buffers: &buffers) else {
                     finished = true

@@ -29,6 +29,8 @@ package final class PortTransport: Sendable {
     static let watchTag: UInt64 = 2 << 56
 
     package let slots: SharedSlots
+    /// `slots`' counter, made once: the pump reads it on every pass.
+    package let counter: SharedSlots.Counter
     /// The owning port's readiness set, which outlives `shutDown()`.
     let epollFD: CInt
 
@@ -67,13 +69,14 @@ package final class PortTransport: Sendable {
 
     package init(slots: SharedSlots, epollFD: CInt) {
         self.slots = slots
+        counter = slots.counter
         self.epollFD = epollFD
     }
 
     deinit {
         // What the ledger charged over the whole process goes with it, however
         // the transport goes; parked messages are dropped outside its lock.
-        let parked = ledger.withLock { $0.reset() }
+        let parked = ledger.withLockedValue { $0.reset() }
         _ = parked
     }
 
@@ -103,7 +106,7 @@ package final class PortTransport: Sendable {
     package func withdraw(_ token: UInt64) {
         // The pump may hold the connection in its cache: let go of it, so the
         // descriptor closes now and not at the next pump.
-        pumpBuffers.withLock { buffers in
+        pumpBuffers.withLockedValue { buffers in
             if buffers.cachedConnection?.token == token { buffers.cachedConnection = nil }
         }
         close(token)
@@ -112,7 +115,7 @@ package final class PortTransport: Sendable {
     /// Starts receiving on a connection's receiving end (made here, or moved in).
     @discardableResult
     package func adopt(_ socket: SharedDescriptor, kind: WireFormat.ConnectionKind) throws(SystemError) -> UInt64? {
-        let token = table.withLock { table -> UInt64? in
+        let token = table.withLockedValue { table -> UInt64? in
             if table.isShutDown { return nil }
             defer { table.nextToken += 1 }
             let token = Self.connectionTag | table.nextToken
@@ -123,13 +126,13 @@ package final class PortTransport: Sendable {
         do {
             try EpollControl.add(epollFD, socket.rawValue, events: .readable, token: token)
         } catch {
-            _ = table.withLock { table in
+            _ = table.withLockedValue { table in
                 departures.add(1, ordering: .releasing)
                 return table.connections.removeValue(forKey: token)
             }
             throw error
         }
-        table.withLock { table in
+        table.withLockedValue { table in
             if let connection = table.connections[token] { watchHangUp(of: connection, token: token, in: &table) }
         }
         return token
@@ -137,7 +140,7 @@ package final class PortTransport: Sendable {
 
     /// Takes every connection out, for a receive right leaving the process.
     package func takeConnections() -> [(kind: WireFormat.ConnectionKind, socket: SharedDescriptor)] {
-        let taken = table.withLock { table in
+        let taken = table.withLockedValue { table in
             departures.add(1, ordering: .releasing)
             unwatchAllHangUps(in: &table)
             defer { table.connections.removeAll() }
@@ -151,7 +154,7 @@ package final class PortTransport: Sendable {
     /// calls this under its lock, drops its cached connection first
     /// (``PumpBuffers``); a caller outside the pump uses `withdraw`.
     func close(_ token: UInt64) {
-        let (connection, waiter) = table.withLock { table -> (Connection?, SharedDescriptor?) in
+        let (connection, waiter) = table.withLockedValue { table -> (Connection?, SharedDescriptor?) in
             departures.add(1, ordering: .releasing)
             unwatchHangUp(token, in: &table)
             let waiter = table.waiters.removeValue(forKey: token)
@@ -164,13 +167,13 @@ package final class PortTransport: Sendable {
     }
 
     /// The number of connections (what a receive right moved in holds).
-    package var connectionCount: Int { table.withLock { $0.connections.count } }
+    package var connectionCount: Int { table.withLockedValue { $0.connections.count } }
 
     // MARK: Watching other processes' ports for their death
 
     /// Reports `proxy`'s death (its connection hanging up) by pumping this port.
     package func addWatch(on route: RemoteRoute, for proxy: PortCore) throws(SystemError) -> UInt64 {
-        let token = table.withLock { table -> UInt64 in
+        let token = table.withLockedValue { table -> UInt64 in
             defer { table.nextToken += 1 }
             let token = Self.watchTag | table.nextToken
             table.watches[token] = Watch(route: route, proxy: proxy)
@@ -180,14 +183,14 @@ package final class PortTransport: Sendable {
             // No events asked for: epoll reports hang-up and error regardless.
             try EpollControl.add(epollFD, route.socket.rawValue, events: [], token: token)
         } catch {
-            _ = table.withLock { $0.watches.removeValue(forKey: token) }
+            _ = table.withLockedValue { $0.watches.removeValue(forKey: token) }
             throw error
         }
         return token
     }
 
     package func removeWatch(_ token: UInt64) {
-        guard let watch = table.withLock({ $0.watches.removeValue(forKey: token) }) else { return }
+        guard let watch = table.withLockedValue({ $0.watches.removeValue(forKey: token) }) else { return }
         EpollControl.remove(epollFD, watch.route.socket.rawValue)
     }
 
@@ -197,10 +200,10 @@ package final class PortTransport: Sendable {
     /// Waiters are woken first: if the port moved, they register again
     /// through their connection with its new holder.
     package func shutDown() {
-        let (connections, watches, waiters) = pumpBuffers.withLock { buffers in
-            buffers.assemblies.removeAll(returningSlotsTo: slots.counter)
+        let (connections, watches, waiters) = pumpBuffers.withLockedValue { buffers in
+            buffers.assemblies.removeAll(returningSlotsTo: counter)
             buffers.cachedConnection = nil
-            return table.withLock { table in
+            return table.withLockedValue { table in
                 departures.add(1, ordering: .releasing)
                 table.isShutDown = true
                 unwatchAllHangUps(in: &table)
@@ -214,7 +217,7 @@ package final class PortTransport: Sendable {
             }
         }
         // Parked messages are dropped once the lock is released: their rights take locks.
-        _ = ledger.withLock { $0.reset() }
+        _ = ledger.withLockedValue { $0.reset() }
         slots.setParked(0)
         for waiter in waiters { Self.signal(waiter, SharedSlots.wake) }
         for connection in connections { EpollControl.remove(epollFD, connection.socket.rawValue) }

@@ -88,7 +88,7 @@ package final class RemoteDeathWatch: Sendable {
 
     /// A thread runs although no watch needs it: it is on its way out.
     private var isRetiring: Bool {
-        threads.load(ordering: .sequentiallyConsistent) > 0 && state.withLock { $0.running == nil }
+        threads.load(ordering: .sequentiallyConsistent) > 0 && state.withLockedValue { $0.running == nil }
     }
 
     /// Watches `proxy`'s socket; on hang-up calls `proxy.remoteDied()`.
@@ -108,7 +108,7 @@ package final class RemoteDeathWatch: Sendable {
     private func add(_ entry: Entry) -> UInt64? {
         let socket = entry.socket
         var started: Running?
-        let token = state.withLock { state -> UInt64? in
+        let token = state.withLockedValue { state -> UInt64? in
             let running: Running
             if let existing = state.running {
                 running = existing
@@ -134,7 +134,7 @@ package final class RemoteDeathWatch: Sendable {
 
     /// Stops watching (the proxy died, or its request was satisfied).
     package func remove(_ token: UInt64) {
-        let toWake = state.withLock { state -> Running? in
+        let toWake = state.withLockedValue { state -> Running? in
             guard let entry = state.entries.removeValue(forKey: token), let running = state.running else { return nil }
             try? running.epoll.remove(entry.socket)
             guard state.entries.isEmpty else { return nil }
@@ -162,7 +162,7 @@ package final class RemoteDeathWatch: Sendable {
         final class HandOff: Sendable {
             private let slot: HarborLock<Running?>
             init(_ running: Running) { slot = HarborLock(running) }
-            func take() -> Running? { slot.withLock { $0.take() } }
+            func take() -> Running? { slot.withLockedValue { $0.take() } }
         }
         threads.add(1, ordering: .sequentiallyConsistent)
         let handOff = HandOff(running)
@@ -177,7 +177,7 @@ package final class RemoteDeathWatch: Sendable {
         } catch {
             threads.subtract(1, ordering: .sequentiallyConsistent)
             _ = handOff.take()
-            state.withLock { state in
+            state.withLockedValue { state in
                 if state.running === running { state.running = nil; state.entries.removeAll() }
             }
         }
@@ -195,7 +195,7 @@ package final class RemoteDeathWatch: Sendable {
             do {
                 guard let current = running else { return }
                 let count = (try? current.epoll.wait(into: events, timeoutMilliseconds: -1)) ?? 0
-                retired = state.withLock { state -> Bool in
+                retired = state.withLockedValue { state -> Bool in
                     // Counted before any port is taken, so before anything is delivered.
                     holding.add(1, ordering: .sequentiallyConsistent)
                     for event in events[0..<count] {

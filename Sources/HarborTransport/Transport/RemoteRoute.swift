@@ -38,9 +38,9 @@ package final class RemoteRoute: Sendable {
     /// kernel once: it is fixed when the connection is made, and the socket
     /// of a route never changes, so the answer holds for the route's life.
     package func creator() throws(SystemError) -> ProcessIdentity {
-        if let known = madeBy.withLock({ $0 }) { return known }
+        if let known = madeBy.withLockedValue({ $0 }) { return known }
         let asked = try SeqPacketSocket.creator(socket.rawValue)
-        madeBy.withLock { $0 = asked }
+        madeBy.withLockedValue { $0 = asked }
         return asked
     }
 
@@ -246,9 +246,9 @@ package final class RemoteRoute: Sendable {
     }
 
     private func waiterDescriptor() throws(SystemError) -> SharedDescriptor {
-        if let existing = waiter.withLock({ $0 }) { return existing }
+        if let existing = waiter.withLockedValue({ $0 }) { return existing }
         let shared = try SharedDescriptor.makeEventDescriptor()
-        return waiter.withLock { current in
+        return waiter.withLockedValue { current in
             if let current { return current }
             current = shared
             return shared
@@ -267,7 +267,7 @@ package final class RemoteRoute: Sendable {
 extension PortCore {
     /// The connection a proxy sends through (nil for a port received here).
     /// For tests and test helpers that misbehave on purpose (harbor-peer).
-    package var remoteRoute: RemoteRoute? { state.withLock { $0.remoteRoute } }
+    package var remoteRoute: RemoteRoute? { state.withGuarded { $0.remoteRoute } }
 }
 
 extension RemoteRoute: PortRoute {

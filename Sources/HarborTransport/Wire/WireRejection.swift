@@ -88,7 +88,7 @@ public enum WireRejections {
 
     /// How many packets were refused for `reason` since the process started.
     public static func count(_ reason: WireRejectionReason) -> Int {
-        counters.withLock { $0[reason.rawValue] }
+        counters.withLockedValue { $0[reason.rawValue] }
     }
 
     /// All refusals, every reason together.
@@ -97,6 +97,6 @@ public enum WireRejections {
     }
 
     package static func record(_ reason: WireRejectionReason) {
-        counters.withLock { $0[reason.rawValue] += 1 }
+        counters.withLockedValue { $0[reason.rawValue] += 1 }
     }
 }
