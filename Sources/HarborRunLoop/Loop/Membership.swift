@@ -9,8 +9,12 @@ import HarborPorts
 /// round. Item methods take their own lock, let it go, and only then call
 /// into the loop.
 struct Membership: Sendable {
-    /// The loop this membership is in.
-    weak var loop: Loop?
+    /// The loop this membership is in, until it is released.
+    var loop: Loop? { reference?.loop }
+    private var reference: LoopReference?
+    /// The loop's identity, compared without loading the weak reference (a
+    /// load touches its side table: a cache miss per ready source).
+    private(set) var loopID: ObjectIdentifier?
     /// The real modes the item is in (never `.common`).
     var modes: Set<LoopMode> = []
     /// Whether the item was added "for common", and so joins modes that are
@@ -22,6 +26,15 @@ struct Membership: Sendable {
     var token: WaitToken?
 
     var isScheduled: Bool { !modes.isEmpty || isCommon }
+
+    /// No loop: an item that is in none.
+    init() {}
+
+    /// An item's (still empty) membership in `loop`.
+    init(in loop: Loop) {
+        reference = LoopReference(loop)
+        loopID = ObjectIdentifier(loop)
+    }
 }
 
 /// Any item a mode can hold, so add/remove/common-mode fan-out are written once.

@@ -12,51 +12,79 @@
 /// A loop that ends (its thread exits) drops its entry in each of its
 /// items (`Loop.terminate`), so a source whose loop has gone is in no loop
 /// and the next loop it is added to serves it, as CF moves it. An entry
-/// whose loop was released without ending is dropped when next seen.
+/// whose loop was released without ending is dropped at the next change,
+/// before a new entry is made (so no stale entry can share a new loop's
+/// identity).
 ///
-/// Kept under the item's own lock; entries change only while the lock of
-/// their loop is held too (lock order: the loop's, then the item's).
+/// The first loop's entry is kept inline: checking a ready source's mode
+/// (`contains(_:in:)`, once per ready source a pass) then reads no
+/// further allocation. Kept under the item's own lock; entries change only
+/// while the lock of their loop is held too (lock order: the loop's, then
+/// the item's).
 struct Memberships: Sendable {
-    /// One entry per loop the item is scheduled in; usually one.
-    private var entries: [Membership] = []
+    /// The first loop's entry; nil when the item is in no loop.
+    private var first: Membership?
+    /// The entries of further loops.
+    private var others: [Membership] = []
 
     /// The loops the item is scheduled in.
-    var loops: [Loop] { entries.compactMap(\.loop) }
+    var loops: [Loop] { ([first].compactMap { $0?.loop }) + others.compactMap(\.loop) }
 
-    /// Whether the item is scheduled in a loop other than `loop`.
+    /// Whether the item is scheduled in a live loop other than `loop`.
     func isScheduled(elsewhereThan loop: Loop) -> Bool {
-        entries.contains { entry in entry.loop.map { $0 !== loop } ?? false }
+        let id = ObjectIdentifier(loop)
+        if first?.loopID != id, first?.loop != nil { return true }
+        return others.contains { $0.loopID != id && $0.loop != nil }
     }
 
     /// Whether the item is in `mode` of `loop`.
     func contains(_ mode: LoopMode, in loop: Loop) -> Bool {
-        entries.contains { $0.loop === loop && $0.modes.contains(mode) }
+        let id = ObjectIdentifier(loop)
+        if first?.loopID == id { return first!.modes.contains(mode) }
+        return others.contains { $0.loopID == id && $0.modes.contains(mode) }
     }
 
     /// The item's membership in `loop` (empty if it is not there).
     func membership(in loop: Loop) -> Membership {
-        entries.first { $0.loop === loop } ?? Membership()
+        let id = ObjectIdentifier(loop)
+        if first?.loopID == id { return first! }
+        return others.first { $0.loopID == id } ?? Membership()
     }
 
     /// Reads or changes the membership in `loop`, made if it is not there
-    /// yet; an entry left in no mode and not common is dropped afterwards,
-    /// as are entries whose loop was released.
+    /// yet; an entry left in no mode and not common is dropped afterwards.
     mutating func withMembership<R>(in loop: Loop, _ body: (inout Membership) -> R) -> R {
-        entries.removeAll { $0.loop == nil }
-        guard let index = entries.firstIndex(where: { $0.loop === loop }) else {
-            var made = Membership()
-            made.loop = loop
-            let result = body(&made)
-            if made.isScheduled { entries.append(made) }
+        dropReleasedLoops()
+        let id = ObjectIdentifier(loop)
+        if first?.loopID == id {
+            let result = body(&first!)
+            if !first!.isScheduled { first = others.isEmpty ? nil : others.removeFirst() }
             return result
         }
-        let result = body(&entries[index])
-        if !entries[index].isScheduled { entries.remove(at: index) }
+        if let index = others.firstIndex(where: { $0.loopID == id }) {
+            let result = body(&others[index])
+            if !others[index].isScheduled { others.remove(at: index) }
+            return result
+        }
+        var made = Membership(in: loop)
+        let result = body(&made)
+        if made.isScheduled {
+            if first == nil { first = made } else { others.append(made) }
+        }
         return result
     }
 
     /// Forgets `loop` (which ends): its modes and its slot tables are gone.
     mutating func leave(_ loop: Loop) {
-        entries.removeAll { $0.loop == nil || $0.loop === loop }
+        let id = ObjectIdentifier(loop)
+        others.removeAll { $0.loopID == id }
+        if first?.loopID == id { first = others.isEmpty ? nil : others.removeFirst() }
+        dropReleasedLoops()
+    }
+
+    /// Drops the entries of loops released without ending.
+    private mutating func dropReleasedLoops() {
+        if !others.isEmpty { others.removeAll { $0.loop == nil } }
+        if first != nil, first?.loop == nil { first = others.isEmpty ? nil : others.removeFirst() }
     }
 }
