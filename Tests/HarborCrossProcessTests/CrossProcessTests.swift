@@ -100,6 +100,43 @@ struct CrossProcessTests {
         }
     }
 
+    /// Mach's `mach_msg` with a timeout returns a message that is queued,
+    /// however late its caller wakes. The peer waits in `receive(timeout:)`
+    /// on a port this process sends to; it is stopped inside its wait, the
+    /// message arrives, its deadline passes, and it is resumed: its wait then
+    /// ends with no event (epoll_pwait2 fails with EINTR after SIGCONT), past
+    /// the deadline, with the message waiting in the connection.
+    @Test func P04_P07_aReceiveResumedPastItsDeadlineStillTakesTheMessageThatArrived() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let peer = try Peer(home: home)
+            let moving = ReceiveRight()
+            let right = moving.makeSendRight()
+            var keep = Message(id: PeerCommand.keep)
+            keep.attach(moving)
+            #expect(try peer.request(keep).text == "kept")
+            // A first message opens this process's connection to the port.
+            try right.send(Message(id: PeerCommand.used, text: "first"))
+            #expect(try peer.request(Message(id: PeerCommand.receiveKept, text: "5000")).text == "first")
+            let replies = ReceiveRight()
+            var wait = Message(id: PeerCommand.receiveKept, text: "1000")
+            wait.setReplyRight(replies.makeSendOnceRight())
+            try peer.port.send(wait)
+            var pause = timespec(tv_sec: 0, tv_nsec: 300_000_000)
+            nanosleep(&pause, nil)  // the peer is asleep in its receive
+            peer.process.kill(SIGSTOP)
+            // Sent only once the peer really stopped: a message sent while
+            // the stop is still on its way wakes the wait with an event.
+            #expect(waitUntilStopped(peer.pid))
+            try right.send(Message(id: PeerCommand.used, text: "sent while stopped"))
+            pause = timespec(tv_sec: 1, tv_nsec: 200_000_000)
+            nanosleep(&pause, nil)  // past the peer's deadline
+            peer.process.kill(SIGCONT)
+            #expect(try replies.receive(timeout: .seconds(20)).text == "sent while stopped")
+            peer.stop()
+        }
+    }
+
     @Test func P07_aSendRightPassedFromAToBToCIsUsedByC() throws {
         try expectNoDescriptorLeak {
             let home = ReceiveRight()
@@ -197,6 +234,27 @@ struct CrossProcessTests {
             #expect(notification.notification == .noSenders(port: watched.name))
         }
     }
+}
+
+/// Waits (up to 10 s) until `pid`'s main thread shows as stopped in
+/// `/proc/<pid>/stat`; true once it does.
+func waitUntilStopped(_ pid: pid_t) -> Bool {
+    for _ in 0..<1000 {
+        let descriptor = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+        if descriptor >= 0 {
+            var bytes = [UInt8](repeating: 0, count: 512)
+            let count = read(descriptor, &bytes, bytes.count)
+            close(descriptor)
+            // "pid (name) S ...": the state follows the last parenthesis.
+            if count > 0, let paren = bytes[0..<count].lastIndex(of: UInt8(ascii: ")")),
+               paren + 2 < count, bytes[paren + 2] == UInt8(ascii: "T") {
+                return true
+            }
+        }
+        var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
+        nanosleep(&pause, nil)
+    }
+    return false
 }
 
 func expectCode(_ code: PortError.Code, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {

@@ -42,6 +42,52 @@ extension RunLoopTests {
             }
         }
 
+        /// A descriptor source whose loop has gone is served by the next
+        /// loop it is added to, as CF moves a source; and one in two loops
+        /// is watched by both, with `setEvents` reaching both.
+        @Test func RL18_aDescriptorSourceMovesFromAGoneLoop_andWatchesInEveryLoop() {
+            expectNoDescriptorLeak {
+                let pipe = TestPipe()
+                let log = EventLog()
+                let source = try! DescriptorSource(descriptor: pipe.read, events: .readable) { _ in
+                    let text = pipe.receive()
+                    if !text.isEmpty { log.append(text) }
+                }
+                let worker = LoopWorker(name: "rl18-gone")
+                worker.loop.add(source, forMode: .default)
+                worker.stop()
+                onFreshThread {
+                    let loop = Loop.current
+                    loop.add(source, forMode: .default)
+                    #expect(loop.contains(source, inMode: .default))
+                    pipe.send("moved")
+                    #expect(loop.run(mode: .default, timeout: .seconds(5), returnAfterSourceHandled: true) == .handledSource)
+                    #expect(log.all == ["moved"])
+                    // A second live loop: the source is in both.
+                    let other = LoopWorker(name: "rl18-second")
+                    other.loop.add(source, forMode: .default)
+                    #expect(other.loop.contains(source, inMode: .default) && loop.contains(source, inMode: .default))
+                    pipe.send("either")
+                    let deadline = ContinuousClock.now + .seconds(5)
+                    while log.all.count < 2 && ContinuousClock.now < deadline {
+                        _ = loop.run(mode: .default, timeout: .milliseconds(10), returnAfterSourceHandled: true)
+                    }
+                    #expect(log.all == ["moved", "either"])
+                    // Switched off in both: nothing is read by either loop.
+                    source.setEvents([])
+                    pipe.send("unread")
+                    #expect(loop.run(mode: .default, timeout: .milliseconds(100), returnAfterSourceHandled: true) == .timedOut)
+                    usleep(50_000)
+                    #expect(log.all == ["moved", "either"])
+                    source.invalidate()
+                    #expect(!other.loop.contains(source, inMode: .default) && !loop.contains(source, inMode: .default))
+                    other.stop()
+                }
+                close(pipe.read)
+                close(pipe.write)
+            }
+        }
+
         @Test func RL18_writableInterestCanBeSwitchedOff() {
             expectNoDescriptorLeak {
                 let pipe = TestPipe()

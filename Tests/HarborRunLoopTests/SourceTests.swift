@@ -44,6 +44,75 @@ extension RunLoopTests {
             worker.stop()
         }
 
+        /// CF moves a source whose loop has gone: added to another loop, it
+        /// is served there, whether its loop stopped with its worker or its
+        /// thread exited.
+        @Test func RL09_aPortSourceWhoseLoopIsGoneIsServedByTheNextLoop() throws {
+            let log = EventLog()
+            let port = try PortSource(ReceiveRight()) { message in log.append("got \(message.id)") }
+            let worker = LoopWorker(name: "rl09-gone")
+            worker.loop.add(port, forMode: .default)
+            worker.stop()
+            for id: Int32 in [1, 2] {
+                // The first round's loop is the stopped worker's; the second's,
+                // the first round's thread, which has exited.
+                let result = onFreshThread { () -> LoopRunResult in
+                    let loop = Loop.current
+                    loop.add(port, forMode: .default)
+                    #expect(loop.contains(port, inMode: .default))
+                    #expect((try? port.makeSendRight().send(Message(id: id))) != nil)
+                    return loop.run(mode: .default, timeout: .seconds(5), returnAfterSourceHandled: true)
+                }
+                #expect(result == .handledSource, "\(port)")
+            }
+            #expect(log.all == ["got 1", "got 2"])
+        }
+
+        /// CF keeps a version-0 or port source in every loop it was added to
+        /// (only timers and observers are in one loop): each loop serves it,
+        /// removing it from one leaves it in the others, and invalidating it
+        /// takes it out of all of them.
+        @Test func RL03_RL08_RL09_aSourceIsInEveryLoopItWasAddedTo() throws {
+            let worker = LoopWorker(name: "rl09-two-loops")
+            let servedBy = EventLog()
+            let port = try PortSource(ReceiveRight()) { message in
+                servedBy.append("\(message.id) \(Loop.current === worker.loop ? "worker" : "other")")
+            }
+            let signalled = Gate()
+            let source = LoopSource { signalled.open() }
+            worker.loop.add(port, forMode: .default)
+            worker.loop.add(source, forMode: .default)
+            onFreshThread {
+                let loop = Loop.current
+                loop.add(port, forMode: .common)
+                loop.add(source, forMode: .default)
+                #expect(loop.contains(port, inMode: .default) && loop.contains(source, inMode: .default))
+                #expect(worker.loop.contains(port, inMode: .default) && worker.loop.contains(source, inMode: .default))
+                // While this loop does not run, the worker serves the port.
+                #expect((try? port.makeSendRight().send(Message(id: 1))) != nil)
+                let deadline = ContinuousClock.now + .seconds(5)
+                while servedBy.all.isEmpty && ContinuousClock.now < deadline { usleep(1000) }
+                #expect(servedBy.all == ["1 worker"])
+                // Out of the worker's loop, still in this one, which serves it.
+                worker.loop.remove(port, forMode: .default)
+                #expect(!worker.loop.contains(port, inMode: .default) && loop.contains(port, inMode: .default))
+                #expect((try? port.makeSendRight().send(Message(id: 2))) != nil)
+                #expect(loop.run(mode: .default, timeout: .seconds(5), returnAfterSourceHandled: true) == .handledSource)
+                #expect(servedBy.all == ["1 worker", "2 other"])
+                // A signal wakes every loop the source is in; one of them runs it.
+                source.signalAndWakeUp()
+                if loop.contains(source, inMode: .default) {
+                    _ = loop.run(mode: .default, timeout: .milliseconds(1), returnAfterSourceHandled: true)
+                }
+                signalled.wait()
+                port.invalidate()
+                source.invalidate()
+                #expect(!loop.contains(port, inMode: .default) && !loop.contains(port, inMode: .common))
+                #expect(!loop.contains(source, inMode: .default) && !worker.loop.contains(source, inMode: .default))
+            }
+            worker.stop()
+        }
+
         @Test func RL08_pendingSourcesRunInAscendingOrder_andCountAsHandled() {
             onFreshThread {
                 let loop = Loop.current
@@ -91,7 +160,7 @@ extension RunLoopTests {
             sender.join()
             #expect(result)
             #expect(port.isValid)
-            let (status, dead) = (port.description, port.membership.withLock { $0.loop == nil })
+            let (status, dead) = (port.description, port.membership.withLock { $0.loops.isEmpty })
             #expect(dead, "\(status)")  // its loop is gone with its thread
         }
 
@@ -101,7 +170,7 @@ extension RunLoopTests {
                 let port = try! PortSource(ReceiveRight()) { _ in }
                 loop.add(port, forMode: .default)
                 #expect(loop.run(mode: .default, timeout: .milliseconds(20), returnAfterSourceHandled: false) == .timedOut)
-                let token = port.token.withLock { $0 }!
+                let token = port.membership.withLock { $0.membership(in: loop).token }!
                 port.invalidate()
                 #expect(loop.state.withLock { $0.portSlots.lookup(token) } == nil)
                 #expect(loop.run(mode: .default, timeout: .milliseconds(20), returnAfterSourceHandled: false) == .finished)

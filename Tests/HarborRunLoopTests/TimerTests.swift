@@ -90,6 +90,29 @@ extension RunLoopTests {
             #expect(lenientLog == ["wake", "A", "B"])
         }
 
+        /// CF arms a lone timer at its fire date and lets the kernel use
+        /// the tolerance as leeway, so a lone timer is on time; tolerance
+        /// only lets a timer wait for another one to share its wake-up. A
+        /// tolerance far beyond any scheduling delay tells the two apart.
+        @Test func RL07_toleranceNeverMakesALoneTimerLate() {
+            let lateness = onFreshThread { () -> [Duration] in
+                let loop = Loop.current
+                let late = HarborLock<[Duration]>([])
+                for tolerance in [Duration.milliseconds(5), .seconds(2)] {
+                    let due = ContinuousClock.now + .milliseconds(20)
+                    let timer = LoopTimer(at: due, tolerance: tolerance) { _ in
+                        late.withLock { $0.append(ContinuousClock.now - due) }
+                    }
+                    loop.add(timer, forMode: .default)
+                    loop.run()
+                }
+                return late.withLock { $0 }
+            }
+            #expect(lateness.count == 2)
+            // On time but for scheduling delay: not a second of its two.
+            #expect(lateness.allSatisfy { $0 >= .zero && $0 < .seconds(1) }, "fired \(lateness) after its date")
+        }
+
         @Test func RL07_idleLoopWithAThousandFarTimersSleepsInOneWait() {
             expectNoDescriptorLeak {
                 let (result, wakes) = onFreshThread { () -> (LoopRunResult, Int) in

@@ -49,6 +49,59 @@ extension RunLoopTests {
             #expect(timers.earliestHardDeadline == nil)
         }
 
+        /// The timerfd goes off at the latest fire date not after the
+        /// earliest hard deadline: a lone timer at its own date, a tolerant
+        /// timer later only to share the wake-up of a timer due after it.
+        @Test func RL07_modeTimers_wakeAtTheLatestFireDateTheEarliestHardDeadlineAllows() {
+            let timers = ModeTimers(mode: .default)
+            let first = LoopTimer(after: .zero) { _ in }
+            let second = LoopTimer(after: .zero) { _ in }
+            let third = LoopTimer(after: .zero) { _ in }
+            #expect(timers.wakeDeadline == nil)
+            timers.add(first, fire: 20, tolerance: 5)
+            #expect(timers.wakeDeadline == 20)  // alone: on time, not at 25
+            timers.add(second, fire: 23, tolerance: 100)
+            #expect(timers.wakeDeadline == 23)  // the first waits 3 for the second
+            timers.add(third, fire: 26, tolerance: 0)
+            #expect(timers.wakeDeadline == 23)  // beyond the first's 25: not waited for
+            timers.remove(first)
+            #expect(timers.wakeDeadline == 26)  // the second waits for the strict third
+            timers.remove(third)
+            #expect(timers.wakeDeadline == 23)
+            timers.remove(second)
+            #expect(timers.wakeDeadline == nil)
+            // Against a model, with many tolerant timers and tombstones.
+            var generator = SplitMix(seed: 5)
+            let made = (0..<200).map { _ in LoopTimer(after: .zero) { _ in } }
+            var model: [ObjectIdentifier: (fire: Int64, hard: Int64)] = [:]
+            for _ in 0..<2000 {
+                let timer = made[Int(generator.next() % 200)]
+                let fire = Int64(generator.next() % 1000), tolerance = Int64(generator.next() % 4) * 30
+                if generator.next() % 3 == 0 {
+                    timers.remove(timer); model[ObjectIdentifier(timer)] = nil
+                } else {
+                    timers.add(timer, fire: fire, tolerance: tolerance)
+                    model[ObjectIdentifier(timer)] = (fire, fire + tolerance)
+                }
+                let hard = model.values.map(\.hard).min()
+                let window = hard.map { hard in model.values.filter { $0.fire <= hard }.count } ?? 0
+                let expected = hard.map { hard in model.values.map(\.fire).filter { $0 <= hard }.max()! }
+                if window <= ModeTimers.coalescingWalk {
+                    #expect(timers.wakeDeadline == expected)
+                } else {
+                    // Too many to walk: some due timer's date, none past its hard deadline.
+                    #expect(timers.wakeDeadline.map { date in model.values.contains { $0.fire == date } } == true)
+                    #expect(timers.wakeDeadline.map { $0 <= hard! } == true)
+                }
+            }
+            for timer in made { timers.remove(timer) }
+            // More timers due by the hard deadline than the walk takes.
+            for (index, timer) in made.enumerated() { timers.add(timer, fire: Int64(index), tolerance: 1000) }
+            let date = timers.wakeDeadline ?? -1
+            #expect(date >= Int64(ModeTimers.coalescingWalk) - 1 && date < Int64(made.count), "\(date)")
+            for timer in made { timers.remove(timer) }
+        }
+
         @Test func modeTimers_randomOperationsMatchASortedModel_inTwoModes() {
             // Two modes share the timers, so each timer has two placements.
             let first = ModeTimers(mode: .default), second = ModeTimers(mode: "tracking")

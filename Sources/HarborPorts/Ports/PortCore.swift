@@ -230,6 +230,13 @@ package final class PortCore: Sendable {
                 if let content = outcome.taken.take() ?? dequeueQueued() { return content }
                 if outcome.sawReadiness { clearSpuriousReadiness() }
                 if !outcome.sawEvents && deadline.hasPassed {
+                    // The wait ended empty-handed past the deadline: it timed
+                    // out, or a signal cut it short (epoll_pwait2 fails with
+                    // EINTR after SIGSTOP and SIGCONT, however long the
+                    // process was stopped). A message that reached the
+                    // sockets meanwhile is still taken, as `mach_msg` returns
+                    // a queued message whatever its timeout (P04).
+                    if let content = tryDequeue() { return content }
                     throw PortError(.timedOut, "no message arrived on \(name) in time")
                 }
                 continue

@@ -36,10 +36,7 @@ public final class DescriptorSource: Sendable, CustomStringConvertible {
     let label: String
     let handler: @Sendable (DescriptorSource, DescriptorEvents) -> Void
     let interests: Atomic<UInt32>
-    let membership = HarborLock(Membership())
-    /// The token its epoll registrations carry while it is in a loop.
-    /// Written only while the loop's lock is held.
-    let token = HarborLock<WaitToken?>(nil)
+    let membership = HarborLock(Memberships())
     private let valid = Atomic(true)
     /// Set when the source owns its descriptor: closed when the source dies.
     private let owned: OwnedDescriptor?
@@ -98,22 +95,23 @@ public final class DescriptorSource: Sendable, CustomStringConvertible {
     /// What the source watches for now.
     public var events: DescriptorEvents { DescriptorEvents(rawValue: interests.load(ordering: .acquiring)) }
 
-    /// Changes what the source watches for, in every mode it is in (one
-    /// `epoll_ctl` per mode). Any thread. **CF equivalent:**
+    /// Changes what the source watches for, in every mode of every loop it
+    /// is in (one `epoll_ctl` per mode). Any thread. **CF equivalent:**
     /// `CFFileDescriptorEnableCallBacks` / `CFFileDescriptorDisableCallBacks`.
     public func setEvents(_ events: DescriptorEvents) {
         interests.store(events.epollMask, ordering: .releasing)
-        membership.withLock { $0.loop }?.descriptorEventsChanged(self)
+        for loop in membership.withLock({ $0.loops }) { loop.descriptorEventsChanged(self) }
     }
 
     /// False once ``invalidate()`` ran.
     public var isValid: Bool { valid.load(ordering: .acquiring) }
 
-    /// Removes the source from every mode of its loop; its handler never
-    /// runs again. Any thread. **CF equivalent:** `CFFileDescriptorInvalidate`.
+    /// Removes the source from every mode of every loop it is in; its
+    /// handler never runs again. Any thread. **CF equivalent:**
+    /// `CFFileDescriptorInvalidate`.
     public func invalidate() {
         guard valid.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        membership.withLock { $0.loop }?.removeEverywhere(.descriptor(self))
+        for loop in membership.withLock({ $0.loops }) { loop.removeEverywhere(.descriptor(self)) }
     }
 
     public var description: String {
@@ -133,9 +131,9 @@ extension Loop {
         contains(.descriptor(source), mode)
     }
 
-    /// Registers `source` in `mode`'s waitset (loop lock held).
-    func registerDescriptor(_ source: DescriptorSource, in mode: ModeState, state: inout LoopState) {
-        let token = state.descriptorSlots.token(for: source, kind: .descriptor, cachedIn: source.token)
+    /// Registers `source` in `mode`'s waitset (loop lock held) under `token`,
+    /// its slot in this loop's table.
+    func registerDescriptor(_ source: DescriptorSource, in mode: ModeState, token: WaitToken) {
         do {
             try mode.epoll.add(source.descriptor, events: EpollEvents(rawValue: source.interests.load(ordering: .acquiring)), token: token.rawValue)
         } catch {
@@ -148,18 +146,18 @@ extension Loop {
     }
 
     /// Takes `source` out of `mode`'s waitset (loop lock held).
-    func unregisterDescriptor(_ source: DescriptorSource, from mode: ModeState, nowhereElse: Bool, state: inout LoopState) {
+    func unregisterDescriptor(_ source: DescriptorSource, from mode: ModeState) {
         try? mode.epoll.remove(source.descriptor)
         mode.descriptors.removeAll { $0 === source }
-        if nowhereElse, let token = source.token.withLock({ $0.take() }) { state.descriptorSlots.remove(token) }
     }
 
-    /// The source's interests changed: re-register it in every mode.
+    /// The source's interests changed: re-register it in every mode of this loop.
     func descriptorEventsChanged(_ source: DescriptorSource) {
         state.withLock { state in
-            guard let token = source.token.withLock({ $0 }) else { return }
+            let membership = source.membership.withLock { $0.membership(in: self) }
+            guard let token = membership.token else { return }
             let events = EpollEvents(rawValue: source.interests.load(ordering: .acquiring))
-            for name in source.membership.withLock({ $0.modes }) {
+            for name in membership.modes {
                 guard let mode = state.modes[name] else { continue }
                 try? mode.epoll.modify(source.descriptor, events: events, token: token.rawValue)
             }

@@ -25,7 +25,7 @@ public final class LoopSource: Sendable, CustomStringConvertible {
     public let order: Int
     let handler: @Sendable (LoopSource) -> Void
     let label: String
-    let membership = HarborLock(Membership())
+    let membership = HarborLock(Memberships())
     private let valid = Atomic(true)
     private let pending = Atomic(false)
     /// When it was last signalled, for ordering sources of equal `order`.
@@ -59,11 +59,11 @@ public final class LoopSource: Sendable, CustomStringConvertible {
         pending.store(true, ordering: .releasing)
     }
 
-    /// Signals the source and wakes the loop it is in. CF: `CFRunLoopSourceSignal`
-    /// followed by `CFRunLoopWakeUp`.
+    /// Signals the source and wakes every loop it is in (the first to pass
+    /// runs it). CF: `CFRunLoopSourceSignal` followed by `CFRunLoopWakeUp`.
     public func signalAndWakeUp() {
         signal()
-        membership.withLock { $0.loop }?.wakeUp()
+        for loop in membership.withLock({ $0.loops }) { loop.wakeUp() }
     }
 
     /// Whether the source is signalled and has not run since.
@@ -75,10 +75,11 @@ public final class LoopSource: Sendable, CustomStringConvertible {
     /// False once ``invalidate()`` ran.
     public var isValid: Bool { valid.load(ordering: .acquiring) }
 
-    /// Removes the source from every mode of its loop; it never runs again.
+    /// Removes the source from every mode of every loop it is in; it never
+    /// runs again.
     public func invalidate() {
         guard valid.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        membership.withLock { $0.loop }?.removeEverywhere(.source(self))
+        for loop in membership.withLock({ $0.loops }) { loop.removeEverywhere(.source(self)) }
     }
 
     public var description: String {

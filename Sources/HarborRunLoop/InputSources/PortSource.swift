@@ -33,10 +33,7 @@ public final class PortSource: Sendable, CustomStringConvertible {
     let receive: ReceiveRight
     let readinessDescriptor: CInt
     let handler: @Sendable (PortSource, consuming Message) -> Void
-    let membership = HarborLock(Membership())
-    /// The token its epoll registrations carry while it is in a loop.
-    /// Guarded by the loop's lock (written only while it is held).
-    let token = HarborLock<WaitToken?>(nil)
+    let membership = HarborLock(Memberships())
     private let valid = Atomic(true)
 
     /// Moves `receive` into a new source whose handler gets every message.
@@ -73,12 +70,12 @@ public final class PortSource: Sendable, CustomStringConvertible {
     /// False once ``invalidate()`` ran.
     public var isValid: Bool { valid.load(ordering: .acquiring) }
 
-    /// Removes the source from every mode of its loop. The port itself dies
-    /// when the last reference to the source goes.
+    /// Removes the source from every mode of every loop it is in. The port
+    /// itself dies when the last reference to the source goes.
     /// CF: `CFRunLoopSourceInvalidate`.
     public func invalidate() {
         guard valid.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        membership.withLock { $0.loop }?.removeEverywhere(.port(self))
+        for loop in membership.withLock({ $0.loops }) { loop.removeEverywhere(.port(self)) }
     }
 
     /// Takes the next waiting message, if any.

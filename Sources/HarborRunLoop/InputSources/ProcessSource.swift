@@ -2,6 +2,7 @@
 import Glibc  // types only: pid_t
 import HarborPorts
 import HarborSystem
+import Synchronization
 
 /// How a watched process ended.
 ///
@@ -123,14 +124,12 @@ public final class ProcessSource: Sendable, CustomStringConvertible {
 /// Makes the exit report happen once, and lets the handler find its source.
 private final class Reaped: @unchecked Sendable {
     // @unchecked: `source` is written once in ProcessSource.init before the
-    // source can be added to any loop, then only read; `done` is only
-    // touched by the loop's thread (the handler's).
+    // source can be added to any loop, then only read.
     weak var source: DescriptorSource?
-    private var done = false
-    func claim() -> Bool {
-        defer { done = true }
-        return !done
-    }
+    /// Atomic: a source in several loops may be handled by two of their
+    /// threads at once.
+    private let done = Atomic(false)
+    func claim() -> Bool { !done.exchange(true, ordering: .acquiringAndReleasing) }
 }
 
 extension Loop {

@@ -5,18 +5,23 @@ import HarborSystem
 
 extension Loop {
     /// Adds a version-0 source to `mode` (or to every common mode for
-    /// `.common`). Adding it again changes nothing. Any thread.
+    /// `.common`). Adding it again changes nothing; a source may be in
+    /// several loops at once, and each runs it. Any thread.
     /// **CF equivalent:** `CFRunLoopAddSource`.
     public func add(_ source: LoopSource, forMode mode: LoopMode) { add(.source(source), to: mode) }
     /// Adds a port source to `mode`; from then on the port wakes the loop by
-    /// itself. Any thread. **CF equivalent:** `CFRunLoopAddSource` (version 1),
+    /// itself. A port source may be in several loops at once: each wakes
+    /// for its messages and the first to look takes them. Any thread.
+    /// **CF equivalent:** `CFRunLoopAddSource` (version 1),
     /// `-[NSRunLoop addPort:forMode:]`.
     public func add(_ source: PortSource, forMode mode: LoopMode) { add(.port(source), to: mode) }
     /// Schedules a timer in `mode`. A timer belongs to one loop: adding it to
     /// a second loop is ignored (CF logs the same mistake and ignores it).
     /// Any thread. **CF equivalent:** `CFRunLoopAddTimer`, `-[NSRunLoop addTimer:forMode:]`.
     public func add(_ timer: LoopTimer, forMode mode: LoopMode) { addTimer(timer, to: mode) }
-    /// Adds an observer to `mode`. Any thread. **CF equivalent:** `CFRunLoopAddObserver`.
+    /// Adds an observer to `mode`. An observer belongs to one loop: adding
+    /// it to a second loop while it is in another is ignored, as CF does.
+    /// Any thread. **CF equivalent:** `CFRunLoopAddObserver`.
     public func add(_ observer: LoopObserver, forMode mode: LoopMode) { add(.observer(observer), to: mode) }
 
     /// Removes the source from `mode` only (`.common`: from the common set's
@@ -63,17 +68,12 @@ extension Loop {
         guard item.isValid else { return }
         state.withLock { state in
             guard !state.terminated else { return }
-            // One loop per item: refuse an item that lives in another loop.
-            let owned = item.withMembership { membership -> Bool in
-                if let other = membership.loop, other !== self, membership.isScheduled { return false }
-                membership.loop = self
-                return true
-            }
-            guard owned else { return }
+            // Sources may be in several loops (CF's are); an observer is in one.
+            guard !item.isHeld(elsewhereThan: self) else { return }
             if mode == .common {
                 if !state.commonItems.contains(where: { $0.identity == item.identity }) {
                     state.commonItems.append(item)
-                    item.withMembership { $0.isCommon = true }
+                    item.withMembership(in: self) { $0.isCommon = true }
                 }
                 for name in state.commonModes { insert(item, into: state.mode(name), state: &state) }
             } else {
@@ -87,7 +87,7 @@ extension Loop {
         state.withLock { state in
             if mode == .common {
                 state.commonItems.removeAll { $0.identity == item.identity }
-                item.withMembership { $0.isCommon = false }
+                item.withMembership(in: self) { $0.isCommon = false }
                 for name in state.commonModes {
                     if let modeState = state.modes[name] { extract(item, from: modeState, state: &state) }
                 }
@@ -98,12 +98,14 @@ extension Loop {
         }
     }
 
-    /// Removes `item` from every mode and from the common items.
+    /// Removes `item` from every mode of this loop and from its common items.
     func removeEverywhere(_ item: LoopItem) {
         state.withLock { state in
             state.commonItems.removeAll { $0.identity == item.identity }
-            item.withMembership { $0.isCommon = false }
-            let modes = item.withMembership { $0.modes }
+            let modes = item.withMembership(in: self) { membership -> Set<LoopMode> in
+                membership.isCommon = false
+                return membership.modes
+            }
             for name in modes {
                 if let modeState = state.modes[name] { extract(item, from: modeState, state: &state) }
             }
@@ -113,7 +115,7 @@ extension Loop {
 
     func contains(_ item: LoopItem, _ mode: LoopMode) -> Bool {
         if mode == .common { return state.withLock { $0.commonItems.contains { $0.identity == item.identity } } }
-        return item.withMembership { $0.loop === self && $0.modes.contains(mode) }
+        return item.withMembership(in: self) { $0.modes.contains(mode) }
     }
 
     // MARK: Per-mode insertion and extraction (loop lock held)
@@ -121,13 +123,13 @@ extension Loop {
     private func insert(_ item: LoopItem, into mode: ModeState, state: inout LoopState) {
         // Timers keep their own placements (Timers/Loop+Timers.swift).
         if case .timer(let timer) = item { insertCommonTimer(timer, into: mode); return }
-        let isNew = item.withMembership { $0.modes.insert(mode.name).inserted }
+        let (isNew, cached) = item.withMembership(in: self) { ($0.modes.insert(mode.name).inserted, $0.token) }
         guard isNew else { return }
         switch item {
         case .source(let source):
             mode.sources.append(source)
         case .port(let port):
-            let token = state.portSlots.token(for: port, kind: .port, cachedIn: port.token)
+            let token = cached ?? slot(for: item) { state.portSlots.insert(port, kind: .port) }
             // epoll_ctl under the loop lock, on purpose: the kernel's view of
             // the mode must change in the same critical section as ours, or a
             // racing remove could leave a registration behind. It never blocks.
@@ -145,16 +147,26 @@ extension Loop {
             mode.observers.insert(observer, at: index)
             mode.recomputeObserverMask()
         case .descriptor(let source):
-            registerDescriptor(source, in: mode, state: &state)
+            let token = cached ?? slot(for: item) { state.descriptorSlots.insert(source, kind: .descriptor) }
+            registerDescriptor(source, in: mode, token: token)
         }
+    }
+
+    /// A new slot of this loop's table for `item`, kept in its membership
+    /// here until it leaves the loop's last mode (loop lock held).
+    private func slot(for item: LoopItem, _ insert: () -> WaitToken) -> WaitToken {
+        let token = insert()
+        item.withMembership(in: self) { $0.token = token }
+        return token
     }
 
     private func extract(_ item: LoopItem, from mode: ModeState, state: inout LoopState) {
         // Timers never come here: their typed methods use Timers/Loop+Timers.swift.
         if case .timer(let timer) = item { mode.timers.remove(timer); return }
-        let (wasThere, nowNowhere) = item.withMembership { membership -> (Bool, Bool) in
-            let removed = membership.modes.remove(mode.name) != nil
-            return (removed, membership.modes.isEmpty && !membership.isCommon)
+        // Leaving this loop's last mode gives back its slot in the loop's table.
+        let (wasThere, freed) = item.withMembership(in: self) { membership -> (Bool, WaitToken?) in
+            guard membership.modes.remove(mode.name) != nil else { return (false, nil) }
+            return (true, membership.isScheduled ? nil : membership.token.take())
         }
         guard wasThere else { return }
         switch item {
@@ -163,15 +175,15 @@ extension Loop {
         case .port(let port):
             try? mode.epoll.remove(port.readinessDescriptor)
             mode.ports.removeAll { $0 === port }
-            if nowNowhere, let token = port.token.withLock({ $0.take() }) { state.portSlots.remove(token) }
+            if let freed { state.portSlots.remove(freed) }
         case .timer:
             break  // handled above
         case .observer(let observer):
             mode.observers.removeAll { $0 === observer }
             mode.recomputeObserverMask()
         case .descriptor(let source):
-            unregisterDescriptor(source, from: mode, nowhereElse: nowNowhere, state: &state)
+            unregisterDescriptor(source, from: mode)
+            if let freed { state.descriptorSlots.remove(freed) }
         }
-        if nowNowhere { item.withMembership { $0.loop = nil } }
     }
 }

@@ -101,18 +101,19 @@ extension Loop {
         return count
     }
 
-    /// Arms the mode's timerfd to its earliest hard deadline, then — in one
+    /// Arms the mode's timerfd to its wake-up deadline (the latest fire
+    /// date its earliest hard deadline allows: `ModeTimers.wakeDeadline`), then — in one
     /// critical section with the checks — marks the loop as sleeping, unless
     /// work is already waiting (then returns false: poll instead). Doing the
     /// check and the mark under the lock every poster takes is what makes a
     /// lost wake-up impossible.
     func prepareToWait(_ mode: ModeState, poll: Bool) -> Bool {
         while true {
-            let (wanted, armed) = state.withLock { _ in (mode.timers.earliestHardDeadline, mode.armedDeadline) }
+            let (wanted, armed) = state.withLock { _ in (mode.timers.wakeDeadline, mode.armedDeadline) }
             if wanted != armed { rearm(mode, to: wanted) }
             if poll { return true }
             let outcome = state.withLock { state -> Bool? in
-                guard mode.timers.earliestHardDeadline == mode.armedDeadline else { return nil }
+                guard mode.timers.wakeDeadline == mode.armedDeadline else { return nil }
                 // An emptied mode counts as work: its last item may have gone
                 // (a timer invalidated on another thread) after this pass
                 // checked, when nobody had a sleeping loop to wake, and a

@@ -129,7 +129,7 @@ extension Loop {
     func doPort(_ port: PortSource, in mode: ModeState) -> Bool {
         var handled = false
         for _ in 0..<PortSource.batchLimit {
-            guard port.isValid, port.membership.withLock({ $0.modes.contains(mode.name) }),
+            guard port.isValid, port.membership.withLock({ $0.contains(mode.name, in: self) }),
                   let message = port.takeMessage()
             else { break }
             Callout.port(port, message)
@@ -145,7 +145,7 @@ extension Loop {
     /// bound). A source invalidated or gone from the mode since its event
     /// was queued is skipped. Returns whether the handler ran.
     func doDescriptor(_ source: DescriptorSource, events bits: UInt32, in mode: ModeState) -> Bool {
-        guard source.isValid, source.membership.withLock({ $0.modes.contains(mode.name) }) else { return false }
+        guard source.isValid, source.membership.withLock({ $0.contains(mode.name, in: self) }) else { return false }
         Callout.descriptor(source, DescriptorEvents(epoll: bits))
         return true
     }

@@ -144,10 +144,12 @@ public final class Loop: Sendable {
             }
             return (state.modes, state.blocks, state.commonItems, state.wakeUp.take())
         }
+        // Its items forget it, so another loop can take them (CF moves a
+        // source whose loop has gone); their slots went with its tables.
         for mode in modes.values {
-            for item in mode.allItems { item.withMembership { $0 = Membership() } }
+            for item in mode.allItems { item.leave(self) }
         }
-        for item in items { item.withMembership { $0 = Membership() } }
+        for item in items { item.leave(self) }
         for pending in blocks { pending.completion?.finish(ran: false) }
         _ = wake  // released here, outside the lock: closes the eventfd
     }

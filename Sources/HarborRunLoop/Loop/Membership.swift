@@ -1,23 +1,40 @@
 // Harbor — which loop and which modes an item has been added to.
 import HarborPorts
 
-/// Where an item is scheduled. Each item keeps one of these under its own
-/// small lock so that `invalidate()` on any thread can find its loop.
+/// Where an item is scheduled in one loop. Sources keep one per loop they
+/// are in (``Memberships``), observers at most one, each under the item's
+/// own small lock so that `invalidate()` on any thread can find its loops.
 ///
 /// Lock order: a loop's lock, then an item's lock — never the other way
 /// round. Item methods take their own lock, let it go, and only then call
 /// into the loop.
 struct Membership: Sendable {
-    /// The loop the item is in; an item belongs to at most one loop at a
-    /// time (CF logs and refuses a timer that is already in another loop).
-    weak var loop: Loop?
+    /// The loop this membership is in, until it is released.
+    var loop: Loop? { reference?.loop }
+    private var reference: LoopReference?
+    /// The loop's identity, compared without loading the weak reference (a
+    /// load touches its side table: a cache miss per ready source).
+    private(set) var loopID: ObjectIdentifier?
     /// The real modes the item is in (never `.common`).
     var modes: Set<LoopMode> = []
     /// Whether the item was added "for common", and so joins modes that are
     /// added to the common set later.
     var isCommon = false
+    /// The token its epoll registrations in this loop carry (port and
+    /// descriptor sources): a slot of the loop's table, held while the
+    /// item is in one of the loop's modes.
+    var token: WaitToken?
 
     var isScheduled: Bool { !modes.isEmpty || isCommon }
+
+    /// No loop: an item that is in none.
+    init() {}
+
+    /// An item's (still empty) membership in `loop`.
+    init(in loop: Loop) {
+        reference = LoopReference(loop)
+        loopID = ObjectIdentifier(loop)
+    }
 }
 
 /// Any item a mode can hold, so add/remove/common-mode fan-out are written once.
@@ -38,29 +55,43 @@ enum LoopItem {
         }
     }
 
-    /// Reads or changes the item's membership under the item's lock.
-    func withMembership<R: Sendable>(_ body: (inout Membership) -> R) -> R {
+    /// Reads or changes the item's membership in `loop` under the item's
+    /// lock (see ``Memberships/withMembership(in:_:)``). Not for timers,
+    /// which keep their own placements (Timers/Loop+Timers.swift).
+    func withMembership<R: Sendable>(in loop: Loop, _ body: (inout Membership) -> R) -> R {
         switch self {
-        case .source(let item): item.membership.withLock { body(&$0) }
-        case .port(let item): item.membership.withLock { body(&$0) }
+        case .source(let item): item.membership.withLock { $0.withMembership(in: loop, body) }
+        case .port(let item): item.membership.withLock { $0.withMembership(in: loop, body) }
+        case .timer: preconditionFailure("Harbor: timers keep their own placements")
+        case .observer(let item): item.membership.withLock { $0.withMembership(in: loop, body) }
+        case .descriptor(let item): item.membership.withLock { $0.withMembership(in: loop, body) }
+        }
+    }
+
+    /// Whether the item may not join `loop` because it is in another one:
+    /// only observers keep to one loop (CF's do; its sources are in every
+    /// loop they were added to).
+    func isHeld(elsewhereThan loop: Loop) -> Bool {
+        guard case .observer(let item) = self else { return false }
+        return item.membership.withLock { $0.isScheduled(elsewhereThan: loop) }
+    }
+
+    /// Drops the item's membership in `loop`, which ends (its thread
+    /// exited). A timer leaves every mode, without touching heaps: the modes
+    /// are being released.
+    func leave(_ loop: Loop) {
+        switch self {
+        case .source(let item): item.membership.withLock { $0.leave(loop) }
+        case .port(let item): item.membership.withLock { $0.leave(loop) }
         case .timer(let item):
-            // Timers keep no `Membership` (see Timers/TimerPlacements.swift);
-            // this synthesised one serves the loop's teardown, which resets
-            // it: leaving no mode drops the placements (no heap is touched —
-            // the modes are being released).
             item.state.withLock { state in
-                var membership = Membership()
-                membership.loop = state.owner
-                membership.isCommon = state.isCommon
-                membership.modes = Set(item.placements.all.map(\.mode))
-                let result = body(&membership)
-                if membership.modes.isEmpty { item.placements.removeAll() }
-                state.isCommon = membership.isCommon
-                state.owner = membership.loop
-                return result
+                guard state.owner === loop || state.owner == nil else { return }
+                item.placements.removeAll()
+                state.isCommon = false
+                state.owner = nil
             }
-        case .observer(let item): item.membership.withLock { body(&$0) }
-        case .descriptor(let item): item.membership.withLock { body(&$0) }
+        case .observer(let item): item.membership.withLock { $0.leave(loop) }
+        case .descriptor(let item): item.membership.withLock { $0.leave(loop) }
         }
     }
 

@@ -64,18 +64,6 @@ struct SlotTable<Element: AnyObject> {
         return WaitToken(kind: kind, slot: UInt32(slots.count - 1), generation: 0)
     }
 
-    /// The token `element` is registered under: the one its own `cache`
-    /// holds, or, the first time it enters a loop, a new slot's, then kept
-    /// in `cache` until it leaves every mode.
-    mutating func token(for element: Element, kind: WaitToken.Kind, cachedIn cache: borrowing HarborLock<WaitToken?>) -> WaitToken {
-        cache.withLock { token -> WaitToken in
-            if let token { return token }
-            let made = insert(element, kind: kind)
-            token = made
-            return made
-        }
-    }
-
     /// The element `token` was issued for, or `nil` if it has left since.
     func lookup(_ token: WaitToken) -> Element? {
         let index = Int(token.slot)

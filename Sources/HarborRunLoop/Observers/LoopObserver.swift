@@ -25,7 +25,7 @@ public final class LoopObserver: Sendable, CustomStringConvertible {
     /// Lower orders are called first.
     public let order: Int
     let handler: @Sendable (LoopObserver, LoopActivity) -> Void
-    let membership = HarborLock(Membership())
+    let membership = HarborLock(Memberships())
     private let valid = Atomic(true)
     /// Set while its callout runs (CF's "firing" bit): a run nested in the
     /// callout does not call it again.
@@ -61,7 +61,7 @@ public final class LoopObserver: Sendable, CustomStringConvertible {
     /// Removes the observer from every mode of its loop. CF: `CFRunLoopObserverInvalidate`.
     public func invalidate() {
         guard valid.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        membership.withLock { $0.loop }?.removeEverywhere(.observer(self))
+        for loop in membership.withLock({ $0.loops }) { loop.removeEverywhere(.observer(self)) }
     }
 
     /// Marks the observer as firing; false if it already was.

@@ -9,9 +9,11 @@ import HarborSystem
 /// - **On the grid:** a repeating timer's later fire dates are
 ///   `fireDate + k·interval`; ticks missed while the thread was busy are
 ///   skipped, never fired in a burst.
-/// - **Tolerance:** the loop may fire it up to `tolerance` late so that
-///   timers close together share one wake-up (the mode's timerfd is armed to
-///   the earliest fire date + tolerance, and then every due timer fires).
+/// - **Tolerance:** the loop may fire it up to `tolerance` late, only so
+///   that it shares the wake-up of a timer due after it; a lone timer fires
+///   at its fire date. (The mode's timerfd is armed to the latest fire date
+///   not after the earliest fire date + tolerance of its timers, and then
+///   every due timer fires.)
 /// - **One-shot:** invalidated after it fires; it leaves every mode, and if
 ///   that empties the running mode the run returns ``LoopRunResult/finished``.
 /// - Firing a timer is not "handling a source".

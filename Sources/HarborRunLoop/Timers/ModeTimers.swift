@@ -63,6 +63,29 @@ final class ModeTimers: @unchecked Sendable {
         }
     }
 
+    /// When the mode's timerfd should go off: the latest fire date not
+    /// after the earliest hard deadline (RL07). No timer fires early (the
+    /// date is at or after every timer due then) nor later than its
+    /// tolerance allows (it is not after any hard deadline), and a timer
+    /// waits past its fire date only to share the wake-up of a timer due
+    /// after it: a lone timer fires at its fire date, as CF's does (CF arms
+    /// the earliest fire date and gives the kernel the tolerance as leeway,
+    /// which a timerfd cannot take). O(1) without tolerant timers; otherwise
+    /// O(k) for the k timers due by the hard deadline, up to
+    /// ``coalescingWalk`` (past that many, the latest fire date among the
+    /// timers walked: still some timer's, so that one is on time).
+    var wakeDeadline: Int64? {
+        guard let hard = earliestHardDeadline else { return nil }
+        // A strict timer's hard deadline is its fire date: one due by the
+        // earliest hard deadline is due exactly then.
+        if lenientByFire.isEmpty { return hard }
+        if let first = strict.min(owner: self), first.key <= hard { return hard }
+        return lenientByFire.latestKey(notAfter: hard, walkingAtMost: Self.coalescingWalk) ?? hard
+    }
+
+    /// How many heap entries ``wakeDeadline`` walks at most.
+    static let coalescingWalk = 64
+
     /// The earliest fire date. O(1).
     var earliestFireDate: Int64? { nextEntry?.key }
 

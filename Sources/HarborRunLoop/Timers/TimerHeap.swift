@@ -94,6 +94,40 @@ struct TimerHeap {
 
     func key(at index: Int) -> Int64 { entries[index].key }
 
+    /// The largest live key not after `bound`, or nil if no live entry is at
+    /// or below it. Walks only the entries at or below `bound` (a heap keeps
+    /// every subtree above its root's key); once it has walked `limit` of
+    /// them it stops with the largest live key walked so far (nil if those
+    /// were all tombstones). O(min(k, limit)) for k such entries; no allocation.
+    func latestKey(notAfter bound: Int64, walkingAtMost limit: Int) -> Int64? {
+        guard let top = entries.first, top.key <= bound else { return nil }
+        // Each entry walked pushes at most `arity` children.
+        return withUnsafeTemporaryAllocation(of: Int32.self, capacity: limit * Self.arity + 1) { stack -> Int64? in
+            var latest: Int64?
+            var height = 1
+            var walked = 0
+            stack[0] = 0
+            while height > 0 {
+                if walked == limit { return latest }
+                walked += 1
+                height -= 1
+                let index = Int(stack[height])
+                let entry = entries[index]
+                if !entry.isTombstone, latest.map({ entry.key > $0 }) ?? true { latest = entry.key }
+                let first = Self.arity * index + 1
+                var child = first
+                while child < Swift.min(first + Self.arity, entries.count) {
+                    if entries[child].key <= bound {
+                        stack[height] = Int32(child)
+                        height += 1
+                    }
+                    child += 1
+                }
+            }
+            return latest
+        }
+    }
+
     /// Adds an entry. O(log n).
     mutating func insert(_ entry: Entry, owner: ModeTimers) {
         entries.append(entry)
