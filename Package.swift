@@ -134,17 +134,24 @@ let package = Package(
             dependencies: ["Harbor"],
             swiftSettings: strict
         ),
+        // harbor-peer's command numbers, shared by harbor-peer, harbor-adversary
+        // and the tests that drive it (constants only; no library product).
+        .target(
+            name: "HarborPeerCommands",
+            swiftSettings: strict
+        ),
         // The helper process cross-process tests spawn.
         .executableTarget(
             name: "harbor-peer",
-            dependencies: ["Harbor"],
+            dependencies: ["Harbor", "HarborPeerCommands"],
             swiftSettings: strict
         ),
         // The hostile process the security tests spawn as another uid (P11,
-        // P12): raw packets and system calls, no Harbor code on its side.
+        // P12): raw packets and system calls, no Harbor code on its side (only
+        // harbor-peer's command numbers).
         .executableTarget(
             name: "harbor-adversary",
-            dependencies: ["CHarborLinux"],
+            dependencies: ["CHarborLinux", "HarborPeerCommands"],
             swiftSettings: strict
         ),
         // The child process the main-loop tests spawn: Dispatch's main queue,
@@ -174,8 +181,15 @@ let package = Package(
         ),
         .target(
             name: "HarborTestSupport",
-            dependencies: ["HarborPorts", "CHarborLinux"],
+            dependencies: ["HarborPorts", "CHarborLinux", "HarborPeerCommands"],
             path: "Tests/HarborTestSupport",
+            swiftSettings: strict
+        ),
+        // The test support's own mechanisms: the watchdog that bounds a stuck
+        // test, the process-tree listing it uses.
+        .testTarget(
+            name: "HarborTestSupportTests",
+            dependencies: ["HarborTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -197,7 +211,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborMachTests",
-            dependencies: ["HarborMach", "HarborPorts", "HarborTestSupport", "harbor-peer"],
+            dependencies: ["HarborMach", "HarborPorts", "HarborTestSupport", "harbor-peer", "HarborPeerCommands"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -212,18 +226,18 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborBootstrapTests",
-            dependencies: ["HarborBootstrap", "Harbor", "HarborTestSupport", "CHarborLinux", "harbord", "harbor"],
+            dependencies: ["HarborBootstrap", "Harbor", "HarborTestSupport", "CHarborLinux", "harbord", "harbor", "HarborPeerCommands"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborCrossProcessTests",
-            dependencies: ["Harbor", "HarborTestSupport", "harbor-peer"],
+            dependencies: ["Harbor", "HarborTestSupport", "harbor-peer", "HarborPeerCommands"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborSecurityTests",
             dependencies: ["Harbor", "HarborBootstrap", "HarborTestSupport", "CHarborLinux",
-                           "harbor-adversary", "harbor-peer", "harbord", "harbor"],
+                           "harbor-adversary", "harbor-peer", "harbord", "harbor", "HarborPeerCommands"],
             swiftSettings: strict
         ),
     ],

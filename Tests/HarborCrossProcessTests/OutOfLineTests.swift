@@ -2,11 +2,12 @@
 import CHarborLinux
 import Glibc
 import Harbor
+import HarborPeerCommands
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
 
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .deadline(.seconds(120)))
 struct OutOfLineTests {
     @Test func P08_aRegionFarBeyondTheSocketLimitReachesAnotherProcess() throws {
         try expectNoDescriptorLeak {

@@ -3,7 +3,7 @@ import HarborTestSupport
 import Testing
 @testable import HarborPorts
 
-@Suite struct BadInputTests {
+@Suite(.deadline) struct BadInputTests {
     @Test func P04_oversizedBodyIsMessageTooLargeAndComesBack() throws {
         try expectNoDescriptorLeak { () throws in
             let port = ReceiveRight()

@@ -4,7 +4,7 @@ import HarborTestSupport
 import Testing
 @testable import HarborPorts
 
-@Suite struct MessageTests {
+@Suite(.deadline) struct MessageTests {
     @Test func P03_idBodyRightsAndReplyArriveIntact() throws {
         try expectNoDescriptorLeak { () throws in
             let server = ReceiveRight()

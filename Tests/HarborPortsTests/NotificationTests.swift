@@ -3,7 +3,7 @@ import HarborTestSupport
 import Testing
 @testable import HarborPorts
 
-@Suite struct NotificationTests {
+@Suite(.deadline) struct NotificationTests {
     @Test func P06_noSendersArrivesWhenTheLastSendRightDies() throws {
         try expectNoDescriptorLeak { () throws in
             let port = ReceiveRight()

@@ -3,7 +3,7 @@ import HarborTestSupport
 import Testing
 @testable import HarborPorts
 
-@Suite struct PortSetTests {
+@Suite(.deadline) struct PortSetTests {
     @Test func P05_aSetReceivesFromEveryMemberAndSaysWhichPort() throws {
         try expectNoDescriptorLeak {
             let set = try PortSet()

@@ -1,8 +1,9 @@
 // Harbor — the port's rules without a kernel: the pure state machine.
+import HarborTestSupport
 import Testing
 @testable import HarborPorts
 
-@Suite struct PortStateMachineTests {
+@Suite(.deadline) struct PortStateMachineTests {
     private func content(_ id: Int32, counted: Bool = true) -> MessageContent {
         var content = MessageContent(id: id, body: [], trailer: MessageTrailer(sender: .current))
         content.countsAgainstLimit = counted

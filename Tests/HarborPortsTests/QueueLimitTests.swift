@@ -3,7 +3,7 @@ import HarborTestSupport
 import Testing
 @testable import HarborPorts
 
-@Suite struct QueueLimitTests {
+@Suite(.deadline) struct QueueLimitTests {
     @Test func P04_defaultLimitIsFiveAndATryOnceSendFailsWithQueueFull() throws {
         try expectNoDescriptorLeak { () throws in
             let receive = ReceiveRight()
@@ -169,7 +169,7 @@ import Testing
     }
 }
 
-@Suite struct ParkerTests {
+@Suite(.deadline) struct ParkerTests {
     /// A parker reused after a wake-up must sleep again rather than return at
     /// once: the blocked-sender loop reuses one parker across retries.
     @Test func P04_aParkerConsumesItsWakeUp() {

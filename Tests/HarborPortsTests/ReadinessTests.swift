@@ -4,7 +4,7 @@ import HarborTestSupport
 import Testing
 @testable import HarborPorts
 
-@Suite struct ReadinessTests {
+@Suite(.deadline) struct ReadinessTests {
     @Test func P01_receiveSideIsReadableExactlyWhileAMessageWaits() throws {
         try expectNoDescriptorLeak {
             let port = ReceiveRight()

@@ -3,7 +3,7 @@ import HarborTestSupport
 import Testing
 @testable import HarborPorts
 
-@Suite struct RightsTests {
+@Suite(.deadline) struct RightsTests {
     @Test func P01_onePortOneReceiveRightManySendRights() throws {
         try expectNoDescriptorLeak {
             let receive = ReceiveRight()

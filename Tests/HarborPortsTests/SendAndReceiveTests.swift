@@ -4,7 +4,7 @@ import HarborTestSupport
 import Testing
 @testable import HarborPorts
 
-@Suite struct SendAndReceiveTests {
+@Suite(.deadline) struct SendAndReceiveTests {
     /// A port a server thread receives on (a `~Copyable` right cannot be
     /// captured by the thread's closure; a class holding it can).
     private final class Service: Sendable {

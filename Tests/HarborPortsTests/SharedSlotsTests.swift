@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 @testable import HarborPorts
 
-@Suite struct SharedSlotsTests {
+@Suite(.deadline) struct SharedSlotsTests {
     @Test func P07_slotsAreTakenUpToTheLimitAndGivenBack() throws {
         try expectNoDescriptorLeak { () throws in
             let receiver = try SharedSlots(free: 3)
