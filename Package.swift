@@ -158,17 +158,24 @@ let package = Package(
             dependencies: ["Harbor"],
             swiftSettings: strict
         ),
+        // harbor-peer's command numbers, shared by harbor-peer, harbor-adversary
+        // and the tests that drive it (constants only; no library product).
+        .target(
+            name: "HarborPeerCommands",
+            swiftSettings: strict
+        ),
         // The helper process cross-process tests spawn.
         .executableTarget(
             name: "harbor-peer",
-            dependencies: ["HarborSystem", "Harbor"],
+            dependencies: ["HarborSystem", "Harbor", "HarborPeerCommands"],
             swiftSettings: strict
         ),
         // The hostile process the security tests spawn as another uid (P11,
-        // P12): raw packets and system calls, no Harbor code on its side.
+        // P12): raw packets and system calls, no Harbor code on its side (only
+        // harbor-peer's command numbers).
         .executableTarget(
             name: "harbor-adversary",
-            dependencies: ["CHarborLinux"],
+            dependencies: ["CHarborLinux", "HarborPeerCommands"],
             swiftSettings: strict
         ),
         // The child process the main-loop tests spawn: Dispatch's main queue,
@@ -198,8 +205,15 @@ let package = Package(
         ),
         .target(
             name: "HarborTestSupport",
-            dependencies: ["HarborTransport", "HarborPorts", "HarborSystem", "CHarborLinux"],
+            dependencies: ["HarborTransport", "HarborPorts", "HarborSystem", "CHarborLinux", "HarborPeerCommands"],
             path: "Tests/HarborTestSupport",
+            swiftSettings: strict
+        ),
+        // The test support's own mechanisms: the watchdog that bounds a stuck
+        // test, the process-tree listing it uses.
+        .testTarget(
+            name: "HarborTestSupportTests",
+            dependencies: ["HarborTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -226,7 +240,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborMachTests",
-            dependencies: ["HarborTransport", "HarborSystem", "HarborMach", "HarborPorts", "HarborTestSupport", "harbor-peer"],
+            dependencies: ["HarborTransport", "HarborSystem", "HarborMach", "HarborPorts", "HarborTestSupport", "harbor-peer", "HarborPeerCommands"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -241,18 +255,18 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborBootstrapTests",
-            dependencies: ["HarborTransport", "HarborSystem", "HarborBootstrap", "Harbor", "HarborTestSupport", "CHarborLinux", "harbord", "harbor"],
+            dependencies: ["HarborTransport", "HarborSystem", "HarborBootstrap", "Harbor", "HarborTestSupport", "CHarborLinux", "harbord", "harbor", "HarborPeerCommands"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborCrossProcessTests",
-            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborTestSupport", "harbor-peer"],
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborTestSupport", "harbor-peer", "HarborPeerCommands"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborSecurityTests",
             dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborBootstrap", "HarborTestSupport", "CHarborLinux",
-                           "harbor-adversary", "harbor-peer", "harbord", "harbor"],
+                           "harbor-adversary", "harbor-peer", "harbord", "harbor", "HarborPeerCommands"],
             swiftSettings: strict
         ),
     ],

@@ -79,9 +79,14 @@ for sanitizer in "${sanitizers[@]}"; do
     for name in "${list[@]}"; do skips+=(--skip "$name"); done
     echo "sanitizers: swift test --sanitize=$sanitizer --no-parallel (skipping ${#list[@]} time-bound tests)"
     set +e
-    # timeout: a failed test can leave a child holding swift-test's output
-    # pipe open (swift-test then waits for it forever after the run).
-    timeout --kill-after=30 2400 \
+    # Each test ends by its own deadline (HarborTestSupport's TestDeadline:
+    # its children killed, then the test process ended, naming the test).
+    # Scripts/watchdog.sh stops the run, printing the tests left unfinished
+    # and the process tree, when its log has not grown for 12 minutes or
+    # after 40 (a child holding swift-test's output pipe open after the
+    # run, say), and kills every process below swift-test, which `timeout`
+    # did not reach: the test runner has a process group of its own.
+    bash Scripts/watchdog.sh --watch "$scratch/test.log" --limit 2400 -- \
         swift test --skip-build --sanitize="$sanitizer" --scratch-path "$scratch" --no-parallel "${skips[@]}" \
         >"$scratch/test.log" 2>&1
     status=$?
@@ -91,7 +96,7 @@ for sanitizer in "${sanitizers[@]}"; do
     cp -r "$logs" "$scratch/sanitizer-logs"
     rm -rf "$logs"
     logs="$scratch/sanitizer-logs"
-    grep -E "✘|Test run with|error:" "$scratch/test.log" | tail -30 || true
+    grep -E "✘|Test run with|error:|watchdog:" "$scratch/test.log" | tail -30 || true
 
     reports=$(grep -l -E "WARNING: ThreadSanitizer|ERROR: (AddressSanitizer|LeakSanitizer)|SUMMARY: (Thread|Address|Leak|UndefinedBehavior)Sanitizer" \
         "$logs"/report.* "$scratch/test.log" 2>/dev/null || true)

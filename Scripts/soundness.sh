@@ -28,6 +28,10 @@
 #    above, or (the repository's habit) a `// @unchecked:` comment as the
 #    first line of the body. Sources/, Tests/ and Fuzz/.
 # 3. Size — no .swift file in Sources/ or Tests/ has more than 400 lines.
+# 4. Deadline — every root test suite (an `@Suite` at the start of a line in
+#    Tests/: nested suites are indented, and inherit it) carries a
+#    `.deadline` (HarborTestSupport's TestDeadline), so every test ends by
+#    its own deadline instead of stalling the run.
 #
 # Usage: Scripts/soundness.sh        (from anywhere; exits 0 when clean)
 set -uo pipefail
@@ -132,12 +136,18 @@ find Sources Tests -name '*.swift' | sort | while IFS= read -r file; do
     if ((lines > 400)); then echo "$file:$lines: size: $lines lines, over 400: split it"; fi
 done >>"$findings"
 
+# --- 4. Deadline ---------------------------------------------------------------
+grep -rn --include='*.swift' -E '^@Suite' Tests | grep -v -E '\.deadline\b' \
+    | sed -E 's|^([^:]+:[0-9]+):.*|\1: deadline: a root suite carries .deadline (TestDeadline), so a stuck test fails by it|' \
+    >>"$findings"
+
 if [[ -s "$findings" ]]; then
     cat "$findings"
     echo "soundness: $(wc -l <"$findings") finding(s):" \
         "$(grep -c ': libc: ' "$findings") libc," \
         "$(grep -c ': unchecked: ' "$findings") unchecked Sendable," \
-        "$(grep -c ': size: ' "$findings") size" >&2
+        "$(grep -c ': size: ' "$findings") size," \
+        "$(grep -c ': deadline: ' "$findings") deadline" >&2
     exit 1
 fi
-echo "soundness: libc only in HarborSystem and the shim; every @unchecked Sendable justified; no file over 400 lines"
+echo "soundness: libc only in HarborSystem and the shim; every @unchecked Sendable justified; no file over 400 lines; every root test suite has a deadline"

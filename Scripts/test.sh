@@ -9,20 +9,24 @@
 # saying why, only on a machine without systemd or without namespaces.
 #
 # Tests run one at a time (--no-parallel): several of them count this
-# process's open descriptors, which parallel tests would disturb.
+# process's open descriptors, which parallel tests would disturb. Each test
+# ends by its own deadline (HarborTestSupport's TestDeadline); the run as a
+# whole is stopped, with its process tree printed, when its log has not
+# grown for 12 minutes (Scripts/watchdog.sh), rather than hanging CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash Scripts/install-deps.sh
 bash Scripts/build.sh debug
-echo "test: soundness: libc only in System, @unchecked Sendable justified, files under 400 lines (Scripts/soundness.sh)"
+echo "test: soundness: libc only in System, @unchecked Sendable justified, files under 400 lines, root test suites with deadlines (Scripts/soundness.sh)"
 bash Scripts/soundness.sh
 echo "test: model checking, the port protocol in Promela (Scripts/model.sh)"
 bash Scripts/model.sh
 
 echo "test: swift test --no-parallel"
 set +e
-swift test --skip-build --no-parallel 2>&1 | tee .build/test.log | grep -v -E "^◇ .* started\.$"
+bash Scripts/watchdog.sh --watch .build/test.log -- swift test --skip-build --no-parallel 2>&1 \
+    | tee .build/test.log | grep -v -E "^◇ .* started\.$"
 status=${PIPESTATUS[0]}
 set -e
 if [[ $status -ne 0 ]]; then

@@ -3,6 +3,7 @@
 // guessed (port numbers are sequential per process), and queued requests
 // that claim another sender.
 import Glibc
+import HarborPeerCommands
 
 enum Forgery {
     /// Identities near `known`: the same origin, numbers around it (the
@@ -51,7 +52,7 @@ enum Forgery {
             let first = OwnPort(), second = OwnPort()
             let requests: [(Int32, [UInt8])] = target.kind == .harbord
                 ? [(Protocol.Bootstrap.list, []), (Protocol.Bootstrap.lookUp, Array(options.name.utf8))]
-                : [(Protocol.Peer.whoami, []), (Protocol.Peer.echo, Array("as root".utf8))]
+                : [(PeerCommand.whoami, []), (PeerCommand.echo, Array("as root".utf8))]
             let queued = [
                 queuedAsRoot(id: requests[0].0, body: requests[0].1, replyIdentity: first.identity, replyIndex: 2),
                 queuedAsRoot(id: requests[1].0, body: requests[1].1, replyIdentity: second.identity, replyIndex: 3),
@@ -114,7 +115,7 @@ enum Forgery {
             case .service:
                 let inbox = OwnPort()
                 let inboxSlots = ownSlotCounter()
-                var packet = Packet(flags: Wire.Flag.counted, id: Protocol.Peer.forward)
+                var packet = Packet(flags: Wire.Flag.counted, id: PeerCommand.forward)
                 let descriptors = Target.assemble(
                     &packet, rights: [forged, .send(inbox.identity, socket: inbox.sending, slots: inboxSlots)], reply: nil)
                 target.send(packet, descriptors: descriptors)
@@ -128,7 +129,7 @@ enum Forgery {
                 if RawIO.inode(socket) != RawIO.inode(junk.sending) {
                     // Not the socket the adversary sent: a right to someone's port.
                     if identity == target.identity { stolen += 1 } else { stolenOther += 1 }
-                    var use = Packet(id: Protocol.Peer.use, body: Array("stolen by \(getpid())".utf8))
+                    var use = Packet(id: PeerCommand.use, body: Array("stolen by \(getpid())".utf8))
                     use.declaredDescriptors = 0
                     _ = RawIO.send(socket, [use.encoded], wait: .milliseconds(100))
                 }
@@ -206,7 +207,7 @@ enum Forgery {
         var outcomes: [String: Int] = [:]
         for identity in claims {
             let junk = OwnPort()
-            let id = target.kind == .harbord ? Protocol.Bootstrap.list : Protocol.Peer.echo
+            let id = target.kind == .harbord ? Protocol.Bootstrap.list : PeerCommand.echo
             var packet = Packet(flags: Wire.Flag.counted, id: id)
             packet.body = target.kind == .harbord ? [] : Array("forged reply".utf8)
             let descriptors = Target.assemble(&packet, rights: [], reply: .sendOnce(identity, socket: junk.sending))
@@ -243,7 +244,7 @@ enum Forgery {
         }
         let replies = OwnPort()
         var (packet, descriptors) = receiveRight(claiming: Identity.fresh(), slots: slots, connection: junk.receiving,
-                                                 queued: queued, replySockets: [], id: Protocol.Peer.drainTrailers)
+                                                 queued: queued, replySockets: [], id: PeerCommand.drainTrailers)
         packet.entries.append(.sendOnce(replies.identity, first: descriptors.count))
         packet.flags |= Wire.Flag.hasReply
         descriptors.append(replies.sending)

@@ -1,6 +1,7 @@
 // harbor-adversary — P12: fragmented messages that never finish, a flood
 // of wait packets re-sending one eventfd, and a sender that dies half-way.
 import Glibc
+import HarborPeerCommands
 
 enum Fragments {
     static let declared: UInt64 = 256 << 20
@@ -29,7 +30,7 @@ enum Fragments {
     static func unfinished(_ target: Target, _ options: Options, _ report: Report) {
         var connections = [target]
         for _ in 1..<max(1, options.count ?? 3) {
-            guard let more = target.another(socketPath: options.socketPath, grantID: Protocol.Peer.grant) else { break }
+            guard let more = target.another(socketPath: options.socketPath, grantID: PeerCommand.grant) else { break }
             connections.append(more)
         }
         var total = 0

@@ -1,6 +1,7 @@
 // harbor-adversary — P12: holding what the victim must keep for us: its
 // connections and its names.
 import Glibc
+import HarborPeerCommands
 
 enum Hoarding {
     /// `hoard-rights`: `--count` (1,000) connections to the victim's port
@@ -11,7 +12,7 @@ enum Hoarding {
         var held: [Target] = []
         var failed = 0
         for _ in 0..<(options.count ?? 1000) {
-            if let more = target.another(socketPath: options.socketPath, grantID: Protocol.Peer.grant) {
+            if let more = target.another(socketPath: options.socketPath, grantID: PeerCommand.grant) {
                 held.append(more)
             } else {
                 failed += 1

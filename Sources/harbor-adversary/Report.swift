@@ -1,6 +1,7 @@
 // harbor-adversary — options in, one line of results out.
 import CHarborLinux
 import Glibc
+import HarborPeerCommands
 
 /// The command line: `harbor-adversary ATTACK [--target service|harbord]
 /// [--socket PATH] [--out FILE] [--count N] [--hold SECONDS] [--name NAME]
@@ -101,16 +102,6 @@ enum Protocol {
         static let list: Int32 = 0x4842_0005
     }
 
-    /// harbor-peer's commands (Sources/harbor-peer/main.swift).
-    enum Peer {
-        static let echo: Int32 = 1
-        static let forward: Int32 = 2
-        static let use: Int32 = 3
-        static let drainTrailers: Int32 = 13
-        static let stats: Int32 = 40
-        static let grant: Int32 = 41
-        static let whoami: Int32 = 42
-    }
 
     /// An id neither victim knows: the message is dropped after decoding.
     static let unknown: Int32 = 0x7FFF_0001
@@ -120,7 +111,7 @@ enum Protocol {
     static func ping(_ target: Target) -> Answer {
         switch target.kind {
         case .harbord: target.request(id: Bootstrap.list, timeout: .seconds(5))
-        case .service: target.request(id: Peer.echo, body: Array("ping".utf8), timeout: .seconds(5))
+        case .service: target.request(id: PeerCommand.echo, body: Array("ping".utf8), timeout: .seconds(5))
         }
     }
 }

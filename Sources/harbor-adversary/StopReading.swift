@@ -1,5 +1,6 @@
 // harbor-adversary — P12: a client that stops reading what the victim sends it.
 import Glibc
+import HarborPeerCommands
 
 enum StopReading {
     /// `stop-reading`: `--count` requests whose reply rights all share one
@@ -11,7 +12,7 @@ enum StopReading {
         let body = isService ? [UInt8](repeating: 0x5A, count: 60 * 1024) : []
         var sent = 0
         for _ in 0..<(options.count ?? (isService ? 200 : 2000)) {
-            var packet = Packet(flags: Wire.Flag.counted, id: isService ? Protocol.Peer.echo : Protocol.Bootstrap.list,
+            var packet = Packet(flags: Wire.Flag.counted, id: isService ? PeerCommand.echo : Protocol.Bootstrap.list,
                                 body: body)
             let descriptors = Target.assemble(&packet, rights: [], reply: .sendOnce(Identity.fresh(), socket: own.sending))
             if target.send(packet, descriptors: descriptors, wait: .seconds(2)) == .sent { sent += 1 }

@@ -11,6 +11,7 @@
 //   harbor-adversary ATTACK --target service [options]   (right 0 of the
 //       first message on HARBOR_INITIAL_FD: a send right to the service)
 import Glibc
+import HarborPeerCommands
 
 let options = Options(Array(CommandLine.arguments.dropFirst()))
 Report.out = options.out
@@ -22,7 +23,7 @@ case .harbord:
     guard let path = options.socketPath, let reached = Target.harbord(path) else { Report.fail("no welcome from harbord") }
     target = reached
 case .service:
-    guard let reached = Target.service(grantID: Protocol.Peer.grant) else { Report.fail("no send right to the service") }
+    guard let reached = Target.service(grantID: PeerCommand.grant) else { Report.fail("no send right to the service") }
     target = reached
 }
 

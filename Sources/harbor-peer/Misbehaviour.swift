@@ -5,6 +5,7 @@
 // large. The tests run it as another uid and check that only it suffers.
 import Glibc
 import Harbor
+import HarborPeerCommands
 import HarborSystem
 
 enum Misbehaviour {
@@ -16,13 +17,13 @@ enum Misbehaviour {
         let first = words.first ?? 0, second = words.count > 1 ? words[1] : 0
         guard let route = target.token.port.remoteRoute else { return "no connection" }
         switch id {
-        case Command.rawFlood: return "sent=\(flood(route, count: first))"
-        case Command.rawWaits: return "sent=\(waits(route, count: first))"
-        case Command.rawFragment: return "sent=\(unfinished(route, declared: first, sending: second))"
-        case Command.scribble: return scribble(route, how: text)
-        case Command.regions: return "sent=\(regions(target, count: first, bytes: second))"
-        case Command.rights: return "sent=\(rights(target, messages: first, copies: second))"
-        case Command.payload: return "sent=\(payload(target, bytes: first))"
+        case PeerCommand.rawFlood: return "sent=\(flood(route, count: first))"
+        case PeerCommand.rawWaits: return "sent=\(waits(route, count: first))"
+        case PeerCommand.rawFragment: return "sent=\(unfinished(route, declared: first, sending: second))"
+        case PeerCommand.scribble: return scribble(route, how: text)
+        case PeerCommand.regions: return "sent=\(regions(target, count: first, bytes: second))"
+        case PeerCommand.rights: return "sent=\(rights(target, messages: first, copies: second))"
+        case PeerCommand.payload: return "sent=\(payload(target, bytes: first))"
         default: return "unknown"
         }
     }
@@ -142,7 +143,7 @@ enum Misbehaviour {
     /// One honest `Message(id:payload:)` of `bytes` bytes (a fragmented
     /// message past the inline limit); 1 when sent.
     private static func payload(_ target: SendRight, bytes: Int) -> Int {
-        guard let message = try? Message(id: Command.payload, payloadCount: bytes, initializingWith: { buffer in
+        guard let message = try? Message(id: PeerCommand.payload, payloadCount: bytes, initializingWith: { buffer in
             for index in buffer.indices { buffer[index] = UInt8(truncatingIfNeeded: index &* 31) }
         }) else { return 0 }
         return (try? target.send(message, timeout: .seconds(30))) != nil ? 1 : 0

@@ -2,41 +2,11 @@
 //
 // It receives its first message from the test (a role in the body, a send
 // right home as right 0), makes a port of its own, sends home a hello
-// carrying a send right to it, and then serves commands by message id.
+// carrying a send right to it, and then serves commands by message id
+// (PeerCommand, Sources/HarborPeerCommands: shared with the tests).
 import Glibc
 import Harbor
-
-enum Command {
-    static let hello: Int32 = 100
-    static let echo: Int32 = 1         // reply with the same body
-    static let forward: Int32 = 2      // rights [x, y]: send x to y as a `use`
-    static let use: Int32 = 3          // rights [x]: send x "used by <pid>"
-    static let used: Int32 = 4
-    static let drain: Int32 = 5        // rights [receive]: destroy it, reply with its queued bodies
-    static let stall: Int32 = 6        // set the queue limit to body, reply, stop receiving
-    static let hold: Int32 = 7         // rights [x]: keep x until exit
-    static let region: Int32 = 8       // reply "count:sum" of the first out-of-line region
-    static let exit: Int32 = 9
-    static let useHeld: Int32 = 10     // send "used by <pid>" on every held send right, reply
-    static let keep: Int32 = 11        // rights [receive]: keep it until exit, reply
-    static let receiveKept: Int32 = 12 // receive on the kept right for body ms, reply its text or "timeout"
-    static let drainTrailers: Int32 = 13 // rights [receive]: reply "text@pid@relayedBy" per queued message
-    static let keepNew: Int32 = 14     // keep a new port, reply with a send-once right to it
-    static let burst: Int32 = 15       // send home body-text-many messages, ids 0..<n, body "i", then reply
-    // P12 misbehaviour (Misbehaviour.swift), on right 0 (a send right) or home:
-    static let rawFlood: Int32 = 50    // body "n": n counted raw messages, no slot taken
-    static let rawWaits: Int32 = 51    // body "n": n wait packets, a fresh eventfd each
-    static let rawFragment: Int32 = 52 // body "declared sent": a fragmented message never finished
-    static let scribble: Int32 = 53    // body full|full-loop|hoard|room|magic: write the slot counter
-    static let regions: Int32 = 54     // body "count bytes": messages with one sparse sealed region each
-    static let rights: Int32 = 55      // body "messages copies": messages with copies of one send right
-    static let payload: Int32 = 56     // body "bytes": one Message(id:payload:)
-    static let stats: Int32 = 40       // reply "key=value ...": the port's status and WireRejections by reason
-    static let grant: Int32 = 41       // reply with a new send right to the port (a connection of its own)
-    static let whoami: Int32 = 42      // reply "uid=U pid=P": the request's trailer.sender
-    static let limitFiles: Int32 = 60  // body "n": RLIMIT_NOFILE so that n more descriptors fit, reply "limit=L"
-    static let truncations: Int32 = 61 // reply how many packets were refused for truncated control data
-}
+import HarborPeerCommands
 
 func serve() throws {
     var first = try Message.receiveInitial(timeout: .seconds(30))
@@ -44,7 +14,7 @@ func serve() throws {
     let port = ReceiveRight()
     var held: [SendRight] = []
     var kept: ReceiveRight? = nil
-    var hello = Message(id: Command.hello, text: "pid \(getpid())")
+    var hello = Message(id: PeerCommand.hello, text: "pid \(getpid())")
     hello.attach(port.makeSendRight())
     try home.send(hello)
     while true {
@@ -53,91 +23,91 @@ func serve() throws {
         // socket stays full) is the asker's loss: the service keeps serving.
         do {
             switch message.id {
-            case Command.echo:
+            case PeerCommand.echo:
                 let body = message.body
-                try message.reply(Message(id: Command.echo, body: body))
-            case Command.forward:
+                try message.reply(Message(id: PeerCommand.echo, body: body))
+            case PeerCommand.forward:
                 let what = try message.takeSendRight(at: 0)
                 let to = try message.takeSendRight(at: 1)
-                var use = Message(id: Command.use)
+                var use = Message(id: PeerCommand.use)
                 use.attach(what)
                 try to.send(use)
-            case Command.use:
+            case PeerCommand.use:
                 let what = try message.takeSendRight(at: 0)
-                try what.send(Message(id: Command.used, text: "used by \(getpid())"))
-            case Command.drain:
+                try what.send(Message(id: PeerCommand.used, text: "used by \(getpid())"))
+            case PeerCommand.drain:
                 let moved = try message.takeReceiveRight(at: 0)
                 var bodies: [String] = []
                 while let queued = moved.tryReceive() { bodies.append(queued.text) }
                 moved.destroy()  // before replying, so the sender sees a dead name by then
-                try message.reply(Message(id: Command.drain, text: bodies.joined(separator: ",")))
-            case Command.stall:
+                try message.reply(Message(id: PeerCommand.drain, text: bodies.joined(separator: ",")))
+            case PeerCommand.stall:
                 try port.setQueueLimit(Int(message.text) ?? 1)
-                try message.reply(Message(id: Command.stall, text: "stalled"))
+                try message.reply(Message(id: PeerCommand.stall, text: "stalled"))
                 // Still using `port` after each wake keeps it alive (a ~Copyable
                 // value may otherwise die after its last use).
                 while true {
                     pause()
                     _ = port.status
                 }
-            case Command.hold:
+            case PeerCommand.hold:
                 held.append(try message.takeSendRight(at: 0))
-            case Command.region:
+            case PeerCommand.region:
                 let region = message.regions.first
                 let summary = region.map { region in
                     region.withUnsafeBytes { bytes in
                         "\(bytes.count):\(bytes.reduce(UInt32(0)) { $0 &+ UInt32($1) })"
                     }
                 } ?? "none"
-                try message.reply(Message(id: Command.region, text: summary))
-            case Command.useHeld:
-                for right in held { try right.send(Message(id: Command.used, text: "used by \(getpid())")) }
-                try message.reply(Message(id: Command.useHeld, text: "done"))
-            case Command.keep:
+                try message.reply(Message(id: PeerCommand.region, text: summary))
+            case PeerCommand.useHeld:
+                for right in held { try right.send(Message(id: PeerCommand.used, text: "used by \(getpid())")) }
+                try message.reply(Message(id: PeerCommand.useHeld, text: "done"))
+            case PeerCommand.keep:
                 kept = try message.takeReceiveRight(at: 0)
-                try message.reply(Message(id: Command.keep, text: "kept"))
-            case Command.keepNew:
+                try message.reply(Message(id: PeerCommand.keep, text: "kept"))
+            case PeerCommand.keepNew:
                 let fresh = ReceiveRight()
-                var reply = Message(id: Command.keepNew, text: "new")
+                var reply = Message(id: PeerCommand.keepNew, text: "new")
                 reply.attach(fresh.makeSendOnceRight())
                 kept = consume fresh
                 try message.reply(reply)
-            case Command.receiveKept:
+            case PeerCommand.receiveKept:
                 let milliseconds = Int(message.text) ?? 1000
                 var text = "timeout"
                 if let got = try? kept?.receive(timeout: Duration.milliseconds(milliseconds)) {
-                    text = got.id == Command.used ? got.text : "#\(got.id)"
+                    text = got.id == PeerCommand.used ? got.text : "#\(got.id)"
                 }
-                try message.reply(Message(id: Command.receiveKept, text: text))
-            case Command.drainTrailers:
+                try message.reply(Message(id: PeerCommand.receiveKept, text: text))
+            case PeerCommand.drainTrailers:
                 let moved = try message.takeReceiveRight(at: 0)
                 var entries: [String] = []
                 while let queued = moved.tryReceive() {
                     let trailer = queued.trailer
                     entries.append("\(queued.text)@\(trailer.sender.pid)@\(trailer.claimedOriginalSender.map { "\($0.pid)" } ?? "-")")
                 }
-                try message.reply(Message(id: Command.drainTrailers, text: entries.joined(separator: ",")))
-            case Command.burst:
+                try message.reply(Message(id: PeerCommand.drainTrailers, text: entries.joined(separator: ",")))
+            case PeerCommand.burst:
                 for index in 0..<(Int(message.text) ?? 0) { try home.send(Message(id: Int32(index), text: "\(index)")) }
-                try message.reply(Message(id: Command.burst, text: "sent"))
-            case Command.limitFiles:
-                try message.reply(Message(id: Command.limitFiles, text: limitFiles(room: Int(message.text) ?? 1)))
-            case Command.truncations:
-                try message.reply(Message(id: Command.truncations, text: "\(WireRejections.count(.controlTruncated))"))
-            case Command.stats:
-                try message.reply(Message(id: Command.stats, text: statistics(port.status)))
-            case Command.grant:
-                var granted = Message(id: Command.grant)
+                try message.reply(Message(id: PeerCommand.burst, text: "sent"))
+            case PeerCommand.limitFiles:
+                try message.reply(Message(id: PeerCommand.limitFiles, text: limitFiles(room: Int(message.text) ?? 1)))
+            case PeerCommand.truncations:
+                try message.reply(Message(id: PeerCommand.truncations, text: "\(WireRejections.count(.controlTruncated))"))
+            case PeerCommand.stats:
+                try message.reply(Message(id: PeerCommand.stats, text: statistics(port.status)))
+            case PeerCommand.grant:
+                var granted = Message(id: PeerCommand.grant)
                 granted.attach(port.makeSendRight())
                 try message.reply(granted)
-            case Command.whoami:
+            case PeerCommand.whoami:
                 let sender = message.trailer.sender
-                try message.reply(Message(id: Command.whoami, text: "uid=\(sender.uid) pid=\(sender.pid)"))
-            case Command.rawFlood...Command.payload:
+                try message.reply(Message(id: PeerCommand.whoami, text: "uid=\(sender.uid) pid=\(sender.pid)"))
+            case PeerCommand.misbehaviour:
                 let target = message.carriedRights.first == .send ? try message.takeSendRight(at: 0) : home
                 let done = Misbehaviour.run(message.id, message.text, target: target)
                 try message.reply(Message(id: message.id, text: done))
-            case Command.exit:
+            case PeerCommand.exit:
                 held.removeAll()
                 kept = nil
                 return

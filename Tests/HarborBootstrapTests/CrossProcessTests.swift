@@ -77,9 +77,8 @@ extension BootstrapTests {
         /// running as `nobody` (65534) cannot see or take root's name (its
         /// check-in of the same name makes its own), sees and may look up a
         /// shared name, and may not check in a shared name root owns.
-        @Test func P10_namesAreScopedPerUserWithSharedNamesByPolicy() throws {
+        @Test(.requiresRoot("to run a child as nobody")) func P10_namesAreScopedPerUserWithSharedNamesByPolicy() throws {
             try expectNoDescriptorLeak { () throws in
-                try #require(geteuid() == 0, "needs root to run a child as nobody")
                 let harbord = HarbordProcess(policy: "shared common owner=0\n")
                 #expect(harbord.waitUntilReady())
                 let client = try harbord.client()
@@ -113,7 +112,7 @@ extension BootstrapTests {
         /// systemd), once; the look-up itself is answered at once.
         @Test func P10_lookUpOfAStoppedServiceStartsItsUnit() throws {
             try expectNoDescriptorLeak { () throws in
-                let scratch = TemporaryDirectory()
+                let scratch = TemporaryDirectory(prefix: "harbor-bs")
                 let record = scratch.path + "/started"
                 let starter = scratch.write("starter.sh", "#!/bin/sh\necho \"$@\" >> \(record)\n", mode: 0o755)
                 // harbord runs its starter as the user it switched to (nobody here): let it write the record.

@@ -18,7 +18,7 @@ extension BootstrapTests {
         }
 
         private func notifiesReadyWatchdogAndStops() throws {
-            let scratch = TemporaryDirectory()
+            let scratch = TemporaryDirectory(prefix: "harbor-bs")
             let harness = NotifyHarness()
             let socketPath = scratch.path + "/bootstrap.sock"
             let child = Child(
@@ -45,7 +45,7 @@ extension BootstrapTests {
         /// WatchdogSec= would kill and restart harbord).
         @Test func S04_aWedgedLoopStopsTheWatchdogPings() {
             expectNoDescriptorLeak {
-                let scratch = TemporaryDirectory()
+                let scratch = TemporaryDirectory(prefix: "harbor-bs")
                 let harness = NotifyHarness()
                 let child = Child(
                     ["/bin/sh", "-c", "WATCHDOG_PID=$$ exec \"$0\" --socket \"$1\" --debug-wedge-after 0.6",
@@ -66,7 +66,7 @@ extension BootstrapTests {
         /// the passed socket and says READY=1.
         @Test func S04_socketActivatedHarbordServesThePassedSocket() throws {
             try expectNoDescriptorLeak { () throws in
-                let scratch = TemporaryDirectory()
+                let scratch = TemporaryDirectory(prefix: "harbor-bs")
                 let harness = NotifyHarness()
                 let socketPath = scratch.path + "/activated.sock"
                 // systemd-socket-activate gives harbord only the variables named
@@ -95,7 +95,7 @@ extension BootstrapTests {
         /// path it cannot use (71), a wrong option (64).
         @Test func S04_startUpFailuresExitWithDocumentedCodes() {
             expectNoDescriptorLeak {
-                let scratch = TemporaryDirectory()
+                let scratch = TemporaryDirectory(prefix: "harbor-bs")
                 let policy = scratch.write("bad.conf", "shared ok owner=0\nshared bad owner=root\n")
                 let badPolicy = Child([builtExecutable("harbord"), "--socket", scratch.path + "/a.sock", "--policy", policy],
                                       environment: baseEnvironment())

@@ -1,6 +1,7 @@
 // Harbor — P11 at the name server: every decision rests on the kernel-verified sender, never a relay's claim.
 import Glibc
 import Harbor
+import HarborPeerCommands
 import HarborTestSupport
 import Testing
 @testable import HarborBootstrap
@@ -18,10 +19,9 @@ extension BootstrapTests {
         /// answers none of them (it would be speaking for `nobody` into
         /// another process's port), so root's private name is neither found
         /// nor listed, and root's scope gets no check-in.
-        @Test(.timeLimit(.minutes(1)))
+        @Test(.requiresRoot("to run the relay as nobody"), .deadline(.seconds(60)))
         func P11_aRequestRelayedInAMovedReceiveRightIsNobodysAndGetsNoAnswerInSomeoneElsesPort() throws {
             try expectNoDescriptorLeak { () throws in
-                try #require(geteuid() == 0, "needs root to run the relay as nobody")
                 let fixture = try InProcessServer(policy: BootstrapPolicy(parsing: Array("shared common owner=0\n".utf8)))
                 defer { fixture.shutDown() }
                 let root = try fixture.client()
@@ -67,14 +67,6 @@ extension BootstrapTests {
     }
 }
 
-/// harbor-peer's commands this suite uses (Sources/harbor-peer/main.swift).
-enum PeerCommands {
-    static let hello: Int32 = 100
-    static let exit: Int32 = 9
-    static let keep: Int32 = 11
-    static let receiveKept: Int32 = 12
-}
-
 /// A harbor-peer process running as `nobody` (65534), from a copy nobody can read.
 final class NobodyPeer {
     let port: SendRight
@@ -82,17 +74,22 @@ final class NobodyPeer {
     private var process: ChildProcess?
 
     init(directory: TemporaryDirectory) throws {
-        let copy = directory.copyExecutable(builtExecutable("harbor-peer"), as: "harbor-peer")
+        let copy = directory.copy(builtExecutable("harbor-peer"), as: "harbor-peer")
         let home = ReceiveRight()
         var first = Message(id: 0, text: "serve")
         first.attach(home.makeSendRight())
         let child = try ChildProcess.spawn(
             executable: "/usr/bin/setpriv", arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", copy],
             initialMessage: first)
-        var hello = try home.receive(timeout: .seconds(30))
-        #expect(hello.id == PeerCommands.hello)
-        #expect(hello.trailer.sender.uid == 65534)
-        port = try hello.takeSendRight(at: 0)
+        do {
+            var hello = try home.receive(timeout: .seconds(30))
+            #expect(hello.id == PeerCommand.hello)
+            #expect(hello.trailer.sender.uid == 65534)
+            port = try hello.takeSendRight(at: 0)
+        } catch {
+            reapChild(child.pid, patience: .zero)
+            throw error
+        }
         pid = child.pid
         process = .some(child)
     }
@@ -109,26 +106,24 @@ final class NobodyPeer {
     /// once (reading the rest into its queue) and exits, and the port comes
     /// back through its port-destroyed request to `back`.
     func relayHome(_ moved: consuming ReceiveRight, back: borrowing ReceiveRight) throws -> ReceiveRight {
-        var keep = Message(id: PeerCommands.keep)
+        var keep = Message(id: PeerCommand.keep)
         keep.attach(moved)
         #expect(try request(keep).text == "kept")
-        #expect(try request(Message(id: PeerCommands.receiveKept, text: "5000")).text == "#1")
+        #expect(try request(Message(id: PeerCommand.receiveKept, text: "5000")).text == "#1")
         stop()
         var notice = try back.receive(timeout: .seconds(10))
         return try notice.takeReceiveRight(at: 0)
     }
 
-    /// Asks it to exit (it lets go of what it keeps) and reaps it.
+    /// Asks it to exit (it lets go of what it keeps) and reaps it (killed
+    /// if it has not exited within 10 s).
     func stop() {
-        try? port.send(Message(id: PeerCommands.exit), timeout: .seconds(5))
-        if let child = process.take() { _ = child.waitForExit() }
+        try? port.send(Message(id: PeerCommand.exit), timeout: .seconds(5))
+        if let child = process.take() { reapChild(child.pid) }
     }
 
     deinit {
-        if let child = process.take() {
-            child.kill(SIGKILL)
-            _ = child.waitForExit()
-        }
+        if let child = process.take() { reapChild(child.pid, patience: .zero) }
     }
 }
 

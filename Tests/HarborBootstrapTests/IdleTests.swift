@@ -28,17 +28,9 @@ private func sleepAccount(_ pid: pid_t) -> (cpu: Int, wakeUps: Int) {
     return (cpu, wakeUps)
 }
 
-private func readSmallFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var bytes = [UInt8](repeating: 0, count: 4096)
-    let count = read(fd, &bytes, bytes.count)
-    return count > 0 ? String(decoding: bytes[0..<count], as: UTF8.self) : nil
-}
 
 extension BootstrapTests {
-    @Suite(.timeLimit(.minutes(1))) struct IdleTests {
+    @Suite(.deadline(.seconds(60))) struct IdleTests {
         @Test func P12_harbordSleepsAfterTraffic() {
             expectNoDescriptorLeak {
                 let harbord = HarbordProcess()

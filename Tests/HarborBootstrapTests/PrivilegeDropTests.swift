@@ -7,15 +7,14 @@ import HarborTestSupport
 import Testing
 
 extension BootstrapTests {
-    @Suite(.timeLimit(.minutes(2))) struct PrivilegeDropTests {
+    @Suite(.deadline(.seconds(120))) struct PrivilegeDropTests {
         /// P11: harbord started by hand as root (no service manager) binds
         /// its socket, then runs as an unprivileged user: every uid of its
         /// `/proc/PID/status` is non-zero. A message sent by root to a
         /// declared name before its service checks in waits in harbord; the
         /// service receives it with root as sender and harbord as relay,
         /// whose uid (the kernel's word) is not 0.
-        @Test func P11_harbordStartedAsRootRelaysAsAnUnprivilegedUser() throws {
-            try #require(geteuid() == 0, "needs root: the drop happens only when harbord starts as root")
+        @Test(.requiresRoot("the drop happens only when harbord starts as root")) func P11_harbordStartedAsRootRelaysAsAnUnprivilegedUser() throws {
             let harbord = HarbordProcess(policy: "declare early user=0\n")
             #expect(harbord.waitUntilReady())
             let uids = try #require(procStatusIDs("Uid:", of: harbord.child.pid))
@@ -38,8 +37,7 @@ extension BootstrapTests {
 
         /// P11: `--user root` keeps root on purpose (and says so); an
         /// unknown user is a start-up error (exit 77), not a silent root.
-        @Test func P11_userRootKeepsRootAndAnUnknownUserStopsStartUp() throws {
-            try #require(geteuid() == 0, "needs root")
+        @Test(.requiresRoot("the test starts harbord as root")) func P11_userRootKeepsRootAndAnUnknownUserStopsStartUp() throws {
             let root = HarbordProcess(extraArguments: ["--user", "root"])
             #expect(root.waitUntilReady())
             #expect(root.child.waitForStderr("running as root (--user root)"))

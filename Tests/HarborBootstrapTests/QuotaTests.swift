@@ -7,14 +7,13 @@ import HarborTestSupport
 import Testing
 
 extension BootstrapTests {
-    @Suite(.timeLimit(.minutes(1))) struct QuotaTests {
+    @Suite(.deadline(.seconds(60))) struct QuotaTests {
         /// P12: `nobody` checks in one name more than its quota: the last is
         /// refused with overQuota (`harbor` exits 6); root's names are its
         /// own quota's business; when nobody's process exits its names are
         /// released and it may check them in again.
-        @Test func P12_namesOverAUidsQuotaAreRefusedAndReleasedWhenItsProcessLeaves() throws {
+        @Test(.requiresRoot("to run a child as nobody")) func P12_namesOverAUidsQuotaAreRefusedAndReleasedWhenItsProcessLeaves() throws {
             try expectNoDescriptorLeak { () throws in
-                try #require(geteuid() == 0, "needs root to run a child as nobody")
                 let harbord = HarbordProcess(extraArguments: ["--max-names-per-uid", "5"])
                 #expect(harbord.waitUntilReady())
                 let greedy = harbord.harbor(["hold"] + (1...6).map { "n.\($0)" }, asNobody: true)
@@ -38,9 +37,8 @@ extension BootstrapTests {
         /// when those processes leave. (Connections, not clients: clients in
         /// one process share one connection, as every right to one port in
         /// one process does.)
-        @Test func P12_connectionsOverAUidsQuotaAreRefusedOthersStillConnect() throws {
+        @Test(.requiresRoot("to run a child as nobody")) func P12_connectionsOverAUidsQuotaAreRefusedOthersStillConnect() throws {
             try expectNoDescriptorLeak { () throws in
-                try #require(geteuid() == 0, "needs root to run a child as nobody")
                 let harbord = HarbordProcess(extraArguments: ["--max-clients-per-uid", "3"])
                 #expect(harbord.waitUntilReady())
                 let holders = (1...3).map { harbord.harbor(["hold", "c.\($0)", "--seconds", "3"]) }
@@ -57,9 +55,8 @@ extension BootstrapTests {
         /// charged to their sender's uid: root's fourth is refused (its reply
         /// right gets overQuota), nobody's still waits, the service gets the
         /// ones that were kept, in order, and root's charge is released by it.
-        @Test func P12_messagesWaitingForAServiceAreBoundedPerUid() throws {
+        @Test(.requiresRoot("to run a child as nobody")) func P12_messagesWaitingForAServiceAreBoundedPerUid() throws {
             try expectNoDescriptorLeak { () throws in
-                try #require(geteuid() == 0, "needs root to run a child as nobody")
                 let harbord = HarbordProcess(policy: "shared later owner=0\nshared after owner=0\n",
                                              extraArguments: ["--max-pending-per-uid", "3"])
                 #expect(harbord.waitUntilReady())
@@ -102,9 +99,8 @@ extension BootstrapTests {
         /// overQuota; a message nobody sends after that still waits and
         /// reaches the service at check-in. (Before, root's took all 1,024
         /// places and nobody's was dropped while `harbor send` said "sent".)
-        @Test func P12_oneUidCannotFillAWaitingNamesQueue() throws {
+        @Test(.requiresRoot("to run a child as nobody")) func P12_oneUidCannotFillAWaitingNamesQueue() throws {
             try expectNoDescriptorLeak { () throws in
-                try #require(geteuid() == 0, "needs root to run a child as nobody")
                 let harbord = HarbordProcess(policy: "shared later owner=0\n", extraArguments: ["--max-pending-per-uid", "4096"])
                 #expect(harbord.waitUntilReady())
                 let client = try harbord.client()
@@ -147,9 +143,8 @@ extension BootstrapTests {
         /// names) is refused at its share, long before it fills harbord's
         /// table; root still connects and checks names in; when nobody's
         /// processes exit, nobody may come back.
-        @Test func P12_oneUidCannotFillTheDescriptorTable() throws {
+        @Test(.requiresRoot("to run a child as nobody")) func P12_oneUidCannotFillTheDescriptorTable() throws {
             try expectNoDescriptorLeak { () throws in
-                try #require(geteuid() == 0, "needs root to run a child as nobody")
                 let harbord = HarbordProcess(extraArguments: ["--max-descriptors", "400", "--descriptor-reserve", "16"])
                 #expect(harbord.waitUntilReady())
                 var hoarders: [Child] = []

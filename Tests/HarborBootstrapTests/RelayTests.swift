@@ -7,7 +7,7 @@ import HarborTestSupport
 import Testing
 
 extension BootstrapTests {
-    @Suite(.timeLimit(.minutes(2))) struct RelayTests {
+    @Suite(.deadline(.seconds(120))) struct RelayTests {
         /// P11: uid `nobody` sends to a shared declared name before its
         /// service checks in; the message waits in harbord, which moves the
         /// port to root's service at check-in. The service receives it with
@@ -15,8 +15,7 @@ extension BootstrapTests {
         /// name server this process connected to, as the kernel said on the
         /// welcome), `relayedBy` = harbord, and the claim beside it; not with
         /// harbord (or root) as its sender, as launchd keeps the audit trailer.
-        @Test func P11_aMessageQueuedBeforeCheckInKeepsItsRealSender() throws {
-            try #require(geteuid() == 0, "needs root to send as nobody")
+        @Test(.requiresRoot("to send as nobody")) func P11_aMessageQueuedBeforeCheckInKeepsItsRealSender() throws {
             let harbord = HarbordProcess(policy: "shared early owner=0\n")
             #expect(harbord.waitUntilReady())
             let early = harbord.harbor(["send", "early", "from nobody"], asNobody: true)
@@ -37,8 +36,7 @@ extension BootstrapTests {
         /// what it relays: a process running as nobody moves a port holding
         /// root's queued message here; the message shows nobody as sender,
         /// nobody as relay and root only as nobody's claim.
-        @Test func P11_anUntrustedRelayIsTheSenderOfWhatItRelays() throws {
-            try #require(geteuid() == 0, "needs root to run the relay as nobody")
+        @Test(.requiresRoot("to run the relay as nobody")) func P11_anUntrustedRelayIsTheSenderOfWhatItRelays() throws {
             let fixture = try InProcessServer()
             defer { fixture.shutDown() }
             let relay = try NobodyPeer(directory: fixture.directory)

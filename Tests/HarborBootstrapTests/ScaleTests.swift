@@ -6,7 +6,7 @@ import HarborTestSupport
 import Testing
 
 extension BootstrapTests {
-    @Suite(.timeLimit(.minutes(2))) struct BootstrapScaleTests {
+    @Suite(.deadline(.seconds(120))) struct BootstrapScaleTests {
         /// P12: a name costs harbord the send right it answers look-ups with
         /// (two descriptors, charged to the name's owner, one per port however
         /// many names reach it), and a look-up costs harbord and the holder

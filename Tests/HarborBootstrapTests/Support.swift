@@ -1,4 +1,4 @@
-// Harbor — helpers for the bootstrap tests: temporary directories, child processes, harbord, the CLI, NOTIFY_SOCKET.
+// Harbor — helpers for the bootstrap tests: harbord, the CLI, an in-process server.
 import CHarborLinux
 import Glibc
 import HarborBootstrap
@@ -8,67 +8,11 @@ import Testing
 
 /// Every bootstrap suite nests in here, so they run one at a time and the
 /// process-wide descriptor checks mean something.
-@Suite(.serialized) struct BootstrapTests {}
-
-/// A directory under /tmp, world-searchable (so a child running as
-/// `nobody` reaches the socket), removed with its files at the end.
-final class TemporaryDirectory {
-    let path: String
-    init() {
-        var template = Array("/tmp/harbor-bs-XXXXXX".utf8CString)
-        path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-        chmod(path, 0o755)
-    }
-    deinit {
-        if let directory = opendir(path) {
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-                if name != "." && name != ".." { unlink(path + "/" + name) }
-            }
-            closedir(directory)
-        }
-        rmdir(path)
-    }
-    func write(_ name: String, _ text: String, mode: mode_t = 0o644) -> String {
-        let file = path + "/" + name
-        let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-        var bytes = Array(text.utf8)
-        _ = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        chmod(file, mode)
-        return file
-    }
-    /// Copies an executable in (mode 0755), for a child running as `nobody`
-    /// who may not reach the build directory; its path.
-    func copyExecutable(_ source: String, as name: String) -> String {
-        let copy = path + "/" + name
-        let input = open(source, O_RDONLY | O_CLOEXEC)
-        let output = open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
-        var chunk = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count = Glibc.read(input, &chunk, chunk.count)
-            if count <= 0 { break }
-            _ = chunk.withUnsafeBytes { Glibc.write(output, $0.baseAddress, count) }
-        }
-        close(input)
-        close(output)
-        chmod(copy, 0o755)
-        return copy
-    }
-
-    func read(_ name: String) -> String? {
-        let fd = open(path + "/" + name, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        let count = Glibc.read(fd, &chunk, chunk.count)
-        return count >= 0 ? String(decoding: chunk[0..<count], as: UTF8.self) : nil
-    }
-}
+@Suite(.serialized, .deadline) struct BootstrapTests {}
 
 /// A harbord process on a temporary socket.
 final class HarbordProcess {
-    let directory = TemporaryDirectory()
+    let directory = TemporaryDirectory(prefix: "harbor-bs")
     let socketPath: String
     let child: Child
 
@@ -91,7 +35,7 @@ final class HarbordProcess {
         return Child(prefix + command, environment: baseEnvironment() + ["HARBOR_BOOTSTRAP=\(socketPath)"])
     }
 
-    private lazy var nobodyCopy: String = directory.copyExecutable(builtExecutable("harbor"), as: "harbor")
+    private lazy var nobodyCopy: String = directory.copy(builtExecutable("harbor"), as: "harbor")
 
     /// A client in this process.
     func client() throws -> BootstrapClient { try BootstrapClient(socketPath: socketPath) }
@@ -105,7 +49,7 @@ final class HarbordProcess {
 
 /// A name server inside this process, on its own run-loop thread.
 final class InProcessServer {
-    let directory = TemporaryDirectory()
+    let directory = TemporaryDirectory(prefix: "harbor-bs")
     let worker = LoopWorker(name: "test.harbord")
     let server: BootstrapServer
     let log = EventLog()
@@ -113,7 +57,7 @@ final class InProcessServer {
     init(policy: BootstrapPolicy = BootstrapPolicy(), unitStarter: String? = nil) throws {
         let log = self.log
         server = try BootstrapServer(endpoint: .path(directory.path + "/bootstrap.sock"), policy: policy,
-                                     unitStarter: unitStarter) { _, line in log.record(line) }
+                                     unitStarter: unitStarter) { _, line in log.append(line) }
         let server = self.server
         let loop = worker.loop
         try worker.performAndWait { try? server.start(on: loop) }

@@ -1,10 +1,11 @@
 // Harbor — P07: one model, any distance. Ports and rights among processes.
 import Glibc
 import Harbor
+import HarborPeerCommands
 import HarborTestSupport
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .deadline(.seconds(120)))
 struct CrossProcessTests {
     @Test func P07_requestAndReplyBetweenTwoProcesses() throws {
         try expectNoDescriptorLeak {

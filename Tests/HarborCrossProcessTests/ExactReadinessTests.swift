@@ -5,6 +5,7 @@
 // receives on the port.
 import Glibc
 import Harbor
+import HarborPeerCommands
 import HarborTestSupport
 import Synchronization
 import Testing
@@ -61,7 +62,7 @@ private func exchange(with peer: borrowing Peer, through right: SendRight) throw
     #expect(reply.text == "done")
 }
 
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .deadline(.seconds(120)))
 struct ExactReadinessTests {
     @Test func P12_aPortThatSentASendRightToAnotherProcessIsNotReadableWhileEmpty() throws {
         try expectNoDescriptorLeak {

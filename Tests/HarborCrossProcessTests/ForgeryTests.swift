@@ -5,6 +5,7 @@
 // and senders. The relayed claims of a moved port never become the sender.
 import CHarborLinux
 import Glibc
+import HarborPeerCommands
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
@@ -38,7 +39,7 @@ func forgedReceiveRight(claiming identity: PortIdentity, slots: SharedDescriptor
     return ExportedRight(kind: .receive, identity: identity, descriptors: [counter], transfer: transfer)
 }
 
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .deadline(.seconds(120)))
 struct ForgeryTests {
     @Test func P11_aForgedReceiveRightForAPortReceivedHereIsRefusedAndThePortUntouched() throws {
         try expectNoDescriptorLeak {
@@ -205,7 +206,7 @@ struct ForgeryTests {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .deadline(.seconds(120)))
 struct ProxyForgeryTests {
     @Test func P11_aForgedReceiveRightForAPortAnotherProcessSendsToIsRefusedThere() throws {
         // The peer holds a send right to `target` (a proxy). This process

@@ -2,6 +2,7 @@
 // fragment streams are hostile input like every other packet.
 import Glibc
 import Harbor
+import HarborPeerCommands
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
@@ -36,7 +37,7 @@ func fragment(_ data: ArraySlice<UInt8>) -> [UInt8] {
     return header.bytes + Array(data)
 }
 
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .deadline(.seconds(120)))
 struct FragmentTests {
     @Test func P08_aLargePayloadCrossesAProcessInFragments() throws {
         try expectNoDescriptorLeak {

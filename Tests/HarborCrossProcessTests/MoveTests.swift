@@ -3,6 +3,7 @@
 // notification requests and its queued messages' senders came along.
 import Glibc
 import Harbor
+import HarborPeerCommands
 import HarborTestSupport
 import Testing
 
@@ -24,7 +25,7 @@ private func failedSendGivesBack(
     throw MissingRight()
 }
 
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .deadline(.seconds(120)))
 struct MoveTests {
     @Test func P07_aReceiveRightSentToADeadPortComesBackIntact() throws {
         try expectNoDescriptorLeak {

@@ -2,12 +2,13 @@
 // receive right fires in the new process when the last sender anywhere
 // goes, though nobody there receives on the port.
 import Glibc
+import HarborPeerCommands
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
 @testable import HarborTransport
 
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .deadline(.seconds(120)))
 struct MovedNoSendersTests {
     @Test func P06_aMovedNoSendersRequestFiresWithNobodyReceivingThere() throws {
         try expectNoDescriptorLeak {

@@ -2,13 +2,14 @@
 import CHarborLinux
 import Glibc
 import Harbor
+import HarborPeerCommands
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
 @testable import HarborTransport
 import HarborSystem
 
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .deadline(.seconds(120)))
 struct OutOfLineTests {
     @Test func P08_aRegionFarBeyondTheSocketLimitReachesAnotherProcess() throws {
         try expectNoDescriptorLeak {

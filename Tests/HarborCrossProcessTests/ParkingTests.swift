@@ -6,6 +6,7 @@
 // sender that believed room written into the counter would not have needed to.
 import Glibc
 import Harbor
+import HarborPeerCommands
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
@@ -20,7 +21,7 @@ private func sendRaw(_ socket: SharedDescriptor, _ packet: [UInt8]) throws {
     #expect(sent)
 }
 
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .deadline(.seconds(120)))
 struct ParkingTests {
     /// Ten counted messages at a limit of 2: the queue holds 2, one is
     /// parked and the connection is read no further (pumping reads nothing

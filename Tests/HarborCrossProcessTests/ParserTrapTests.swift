@@ -46,7 +46,7 @@ private func refusal(_ bytes: [UInt8], descriptors: Int = 0) -> WireRejectionRea
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .deadline(.seconds(60)))
 struct ParserTrapTests {
     @Test func P09_aReplyFlagOnAPacketOfRegionsOnlyIsRefusedNotATrap() {
         #expect(replyFlagOnARegionOnly.count == 56)
@@ -129,7 +129,7 @@ private func movedPort(_ port: consuming ReceiveRight, sequenceNumber: UInt64?, 
     return (head + tail, encoder.descriptors)
 }
 
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .deadline(.seconds(60)))
 struct TransferCounterTests {
     @Test func P09_aMovedPortWhoseSequenceNumberWouldOverflowIsRefused() throws {
         try expectNoDescriptorLeak {

@@ -6,23 +6,13 @@
 // descriptors and memory come back once the stranger is gone.
 import Glibc
 import Harbor
+import HarborPeerCommands
 import HarborTestSupport
 import Synchronization
 import Testing
 @testable import HarborPorts
 import HarborSystem
 @testable import HarborTransport
-
-extension PeerCommand {
-    /// harbor-peer's misbehaviour (Sources/harbor-peer/main.swift, Misbehaviour.swift).
-    static let rawFlood: Int32 = 50
-    static let rawWaits: Int32 = 51
-    static let rawFragment: Int32 = 52
-    static let scribble: Int32 = 53
-    static let regions: Int32 = 54
-    static let rights: Int32 = 55
-    static let payload: Int32 = 56
-}
 
 /// A harbor-peer of another uid that misbehaves on request
 /// (Sources/harbor-peer/Misbehaviour.swift). Killed when dropped, so a
@@ -38,14 +28,19 @@ final class Stranger {
         first.attach(home.makeSendRight())
         let asNobody = geteuid() == 0 && access("/usr/bin/setpriv", X_OK) == 0
         let command = asNobody
-            ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", peerExecutable()]
-            : [peerExecutable()]
+            ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", builtExecutable("harbor-peer")]
+            : [builtExecutable("harbor-peer")]
         let child = try ChildProcess.spawn(executable: command[0], arguments: Array(command.dropFirst()),
                                            initialMessage: first)
-        var hello = try home.receive(timeout: .seconds(30))
-        #expect(hello.id == PeerCommand.hello)
-        port = try hello.takeSendRight(at: 0)
-        uid = hello.trailer.sender.uid
+        do {
+            var hello = try home.receive(timeout: .seconds(30))
+            #expect(hello.id == PeerCommand.hello)
+            port = try hello.takeSendRight(at: 0)
+            uid = hello.trailer.sender.uid
+        } catch {
+            reapChild(child.pid, patience: .zero)
+            throw error
+        }
         process = consume child
     }
 
@@ -65,8 +60,7 @@ final class Stranger {
     /// Kills it (SIGKILL) and reaps it.
     func kill() {
         guard let process = process.take() else { return }
-        process.kill(SIGKILL)
-        _ = process.waitForExit()
+        reapChild(process.pid, patience: .zero)
     }
 
     deinit { kill() }
@@ -165,7 +159,7 @@ extension Message {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.serialized, .deadline(.seconds(300)))
 struct PeerLimitTests {
     /// 5,000 wait packets, each with a fresh eventfd, at a full queue (so
     /// the receiver must keep its waiters): it holds one per connection

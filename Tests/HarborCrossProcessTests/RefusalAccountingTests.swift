@@ -6,6 +6,7 @@
 // sender. Each test compares the free slots before and after.
 import Glibc
 import Harbor
+import HarborPeerCommands
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
@@ -13,12 +14,6 @@ import HarborSystem
 @testable import HarborTransport
 
 // Fragmented packets are built by FragmentTests.swift's `fragmentedPacket` and `fragment`.
-
-/// harbor-peer commands these tests use (Sources/harbor-peer/main.swift).
-private enum PeerLimitCommand {
-    static let limitFiles: Int32 = 60
-    static let truncations: Int32 = 61
-}
 
 /// A sender that plays by the rules: a slot first, then the packet.
 private func sendCounted(_ raw: RawConnection, _ slots: SharedSlots, _ packet: [UInt8], descriptors: [CInt] = []) throws {
@@ -36,7 +31,7 @@ private func drain(_ port: borrowing ReceiveRight) -> Int {
     return count
 }
 
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .deadline(.seconds(120)))
 struct RefusalAccountingTests {
     @Test func P12_aRefusedPacketGivesItsSlotBack() throws {
         try expectNoDescriptorLeak {
@@ -167,7 +162,7 @@ struct RefusalAccountingTests {
                 return
             }
             let limit = slots.free
-            #expect(try peer.request(Message(id: PeerLimitCommand.limitFiles, text: "1")).text.hasPrefix("limit="))
+            #expect(try peer.request(Message(id: PeerCommand.limitFiles, text: "1")).text.hasPrefix("limit="))
             // Each message carries 6 send rights (12 descriptors): more than
             // the peer may open, so each is cut short and refused. Four
             // times the queue limit: without the slots given back, the
@@ -179,7 +174,7 @@ struct RefusalAccountingTests {
                 for _ in 0..<6 { message.attach(right) }  // a connection each
                 try peer.port.send(message, timeout: .seconds(10))
             }
-            let truncated = try peer.request(Message(id: PeerLimitCommand.truncations)).text
+            let truncated = try peer.request(Message(id: PeerCommand.truncations)).text
             #expect(truncated == "\(4 * Int(limit))", "each was cut short and refused")
             #expect(slots.free == limit, "every refused request gave its slot back")
             // Honest requests (one descriptor each: the reply right) still get through.

@@ -28,7 +28,7 @@ private func regionPacket() throws -> [UInt8] {
     return head + tail
 }
 
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .deadline(.seconds(120)))
 struct SealTests {
     @Test func P08_aRegionMissingASealIsRefusedAndClosed() throws {
         try expectNoDescriptorLeak {

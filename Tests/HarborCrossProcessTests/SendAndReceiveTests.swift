@@ -1,10 +1,11 @@
 // Harbor — P07: Mach's combined send-and-receive (SendRight.sendAndReceive) with a real peer process.
 import Glibc
 import Harbor
+import HarborPeerCommands
 import HarborTestSupport
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .deadline(.seconds(120)))
 struct SendAndReceiveCrossProcessTests {
     @Test func P07_sendAndReceiveMakesARoundTripToAnotherProcess() throws {
         try expectNoDescriptorLeak {

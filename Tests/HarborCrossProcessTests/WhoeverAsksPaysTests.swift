@@ -3,11 +3,12 @@
 // uid within its own share is not starved by a few others (issue 21).
 import Glibc
 import Harbor
+import HarborTestSupport
 import Testing
 @testable import HarborPorts
 @testable import HarborTransport
 
-@Suite(.serialized)
+@Suite(.serialized, .deadline)
 struct WhoeverAsksPaysTests {
     /// Uids no test process runs as: their charges are this suite's own.
     private static func strangers(_ count: Int) -> [UInt32] { (0..<count).map { 3_000_000_000 + UInt32($0) } }

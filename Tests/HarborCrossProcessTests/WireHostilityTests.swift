@@ -57,7 +57,7 @@ func withByte(_ packet: [UInt8], at offset: Int, _ value: UInt8) -> [UInt8] {
     return copy
 }
 
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .deadline(.seconds(120)))
 struct WireHostilityTests {
     @Test func P09_aValidPacketIsAcceptedWithTheKernelsCredentials() throws {
         try expectNoDescriptorLeak {

@@ -9,15 +9,17 @@ import Testing
 import HarborSystem
 
 /// Serialized, so the descriptor checks of one test see no other test's threads.
-@Suite(.serialized) struct FoundationFormsTests {
-    /// Runs `body` on a fresh thread (whose loop is torn down when it exits)
-    /// and checks no descriptor outlives it.
-    private func onFreshThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
-        expectNoDescriptorLeak { TestThread(body).join() }
+@Suite(.serialized, .deadline) struct FoundationFormsTests {
+    /// Runs `body` on a fresh thread (HarborTestSupport's `onFreshThread`:
+    /// its loop is torn down when it exits) and checks no descriptor outlives it.
+    private func onFreshThreadLeavingNoDescriptor<Result>(
+        sourceLocation: SourceLocation = #_sourceLocation, _ body: @escaping () -> Result
+    ) -> Result {
+        expectNoDescriptorLeak(sourceLocation: sourceLocation) { onFreshThread(body) }
     }
 
     @Test func RL06_runModeBeforeDate_andRunUntilDate_asNSRunLoop() {
-        let log = onFreshThread { () -> [String] in
+        let log = onFreshThreadLeavingNoDescriptor { () -> [String] in
             var log: [String] = []
             let loop = Loop.current
             // Nothing to run: NO at once.
@@ -44,7 +46,7 @@ import HarborSystem
     }
 
     @Test func RL06_RL07_limitDateForMode_pollsThenTellsTheNextTimer() {
-        let log = onFreshThread { () -> [String] in
+        let log = onFreshThreadLeavingNoDescriptor { () -> [String] in
             var log: [String] = []
             let loop = Loop.current
             log.append("empty: \(String(describing: loop.limitDate(forMode: .default)))")
@@ -69,7 +71,7 @@ import HarborSystem
     }
 
     @Test func RL07_nsTimerForms_fireDateReadBackExactly_intervalToleranceAndFire() {
-        let log = onFreshThread { () -> [String] in
+        let log = onFreshThreadLeavingNoDescriptor { () -> [String] in
             var log: [String] = []
             let loop = Loop.current
             // timerWithTimeInterval: the first fire is one interval away.
@@ -107,7 +109,7 @@ import HarborSystem
     }
 
     @Test func RL07_aRepeatingTimerFromADateStaysOnItsGrid() {
-        let dates = onFreshThread { () -> [TimeInterval] in
+        let dates = onFreshThreadLeavingNoDescriptor { () -> [TimeInterval] in
             let loop = Loop.current
             let first = Date(timeIntervalSinceNow: 0.02)
             let offsets = HarborLock<[TimeInterval]>([])
@@ -130,7 +132,7 @@ import HarborSystem
     }
 
     @Test func RL07_scheduledTimerGoesToTheCurrentLoopsDefaultMode() {
-        let log = onFreshThread { () -> [String] in
+        let log = onFreshThreadLeavingNoDescriptor { () -> [String] in
             let log = HarborLock<[String]>([])
             let timer = LoopTimer.scheduledTimer(withTimeInterval: 0.005, repeats: false) { _ in
                 log.withLock { $0.append("fired in \(Loop.current.currentMode?.name ?? "none")") }
@@ -143,7 +145,7 @@ import HarborSystem
     }
 
     @Test func RL11_performAfterATimeInterval_andItsCancellation() {
-        let log = onFreshThread { () -> [String] in
+        let log = onFreshThreadLeavingNoDescriptor { () -> [String] in
             let log = HarborLock<[String]>([])
             let loop = Loop.current
             let start = Date()

@@ -4,39 +4,37 @@
 import Glibc
 import HarborMach
 import HarborPorts
+import HarborPeerCommands
 import HarborTestSupport
 import Testing
 import HarborTransport
 
-@Suite(.serialized) struct MachPortCrossProcessTests {
-    /// harbor-peer's commands (Sources/harbor-peer/main.swift).
-    enum Peer {
-        static let hello: Int32 = 100, echo: Int32 = 1, use: Int32 = 3, used: Int32 = 4
-    }
-
+@Suite(.serialized, .deadline) struct MachPortCrossProcessTests {
     @Test func P07_P06_aMachPortTalksToAnotherProcessAndSeesItDie() throws {
         try expectNoDescriptorLeak {
             let home = Mach.Port<Mach.ReceiveRight>()
             var first = Message(id: 0, text: "serve")
             first.attach(try home.makeSendRight().copyHarborRight())
             let child = try ChildProcess.spawn(executable: builtExecutable("harbor-peer"), initialMessage: first)
+            // Killed and reaped however the test ends (once reaped, again is a no-op).
+            defer { reapChild(child.pid, patience: .zero) }
             var hello = try home.receive(timeout: .seconds(30))
-            #expect(hello.id == Peer.hello)
+            #expect(hello.id == PeerCommand.hello)
             let peer = Mach.Port<Mach.SendRight>(try hello.takeSendRight(at: 0))
 
             // A request with a Mach send-once right as its reply port.
             let replies = Mach.Port<Mach.ReceiveRight>()
-            var echo = Message(id: Peer.echo, text: "over there")
+            var echo = Message(id: PeerCommand.echo, text: "over there")
             echo.setReplyRight(try replies.makeSendOnceRight().takeHarborRight())
             try peer.send(echo)
             #expect(try replies.receive(timeout: .seconds(30)).text == "over there")
 
             // A Mach send right handed to the peer, which sends on it.
-            var use = Message(id: Peer.use)
+            var use = Message(id: PeerCommand.use)
             use.attach(try home.makeSendRight().copyHarborRight())
             try peer.send(use)
             let used = try home.receive(timeout: .seconds(30))
-            #expect(used.id == Peer.used && used.text == "used by \(child.pid)")
+            #expect(used.id == PeerCommand.used && used.text == "used by \(child.pid)")
             #expect(used.trailer.sender.pid == child.pid)
 
             // The peer dies: its port is gone, and this process's send
@@ -44,7 +42,7 @@ import HarborTransport
             let name = peer.withBorrowedName { $0 }
             #expect(throws: Never.self) { _ = try peer.copySendRight() }
             child.kill(SIGKILL)
-            _ = child.waitForExit()
+            reapChild(child.pid)
             #expect(throws: Mach.PortRightError.deadName) { _ = try peer.copySendRight() }
             var dead: mach_port_urefs_t = 0
             #expect(mach_port_get_refs(mach_task_self_, name, MACH_PORT_RIGHT_DEAD_NAME, &dead) == KERN_SUCCESS)

@@ -6,7 +6,7 @@ import HarborTestSupport
 import Testing
 
 /// Serialized, so each descriptor check sees no other test's ports.
-@Suite(.serialized) struct MachPortHarborTests {
+@Suite(.serialized, .deadline) struct MachPortHarborTests {
     func references(_ name: mach_port_name_t, _ right: mach_port_right_t) -> mach_port_urefs_t {
         var count: mach_port_urefs_t = 0
         return mach_port_get_refs(mach_task_self_, name, right, &count) == KERN_SUCCESS ? count : 0

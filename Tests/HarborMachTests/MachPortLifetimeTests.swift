@@ -2,9 +2,10 @@
 // alive (Docs/MachPort.md, "When a right dies").
 import HarborMach
 import HarborPorts
+import HarborTestSupport
 import Testing
 
-@Suite(.serialized) struct MachPortLifetimeTests {
+@Suite(.serialized, .deadline) struct MachPortLifetimeTests {
     func receiveReferences(_ name: mach_port_name_t) -> mach_port_urefs_t {
         var count: mach_port_urefs_t = 0
         return mach_port_get_refs(mach_task_self_, name, MACH_PORT_RIGHT_RECEIVE, &count) == KERN_SUCCESS ? count : 0

@@ -11,10 +11,11 @@
 // (The tests exercise what swift-system's own MachPortTests exercise,
 // written anew.)
 import HarborMach
+import HarborTestSupport
 import Testing
 
 /// Serialized: every test reads the one process-wide name space.
-@Suite(.serialized) struct SwiftSystemMachPortTests {
+@Suite(.serialized, .deadline) struct SwiftSystemMachPortTests {
     /// User references `name` holds of `right`; 0 when the name is gone.
     func references(_ name: mach_port_name_t, _ right: mach_port_right_t) -> mach_port_urefs_t {
         var count: mach_port_urefs_t = .max

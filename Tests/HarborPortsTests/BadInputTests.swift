@@ -4,7 +4,7 @@ import Testing
 @testable import HarborPorts
 @testable import HarborTransport
 
-@Suite struct BadInputTests {
+@Suite(.deadline) struct BadInputTests {
     @Test func P04_oversizedBodyIsMessageTooLargeAndComesBack() throws {
         try expectNoDescriptorLeak { () throws in
             let port = ReceiveRight()

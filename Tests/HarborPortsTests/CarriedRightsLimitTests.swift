@@ -3,11 +3,12 @@
 // the `decode` fuzz target (Docs/Fuzzing.md): the parser held only the
 // entry count to rights + reply + regions (81), so a packet of 65 to 81
 // rights and nothing else was taken.
+import HarborTestSupport
 import Testing
 @testable import HarborPorts
 @testable import HarborTransport
 
-@Suite struct CarriedRightsLimitTests {
+@Suite(.deadline) struct CarriedRightsLimitTests {
     /// A message of `count` taken rights (entries that own no descriptor).
     private func packet(rights count: Int, reply: Bool = false) -> [UInt8] {
         var writer = ByteWriter()

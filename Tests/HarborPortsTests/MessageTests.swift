@@ -5,7 +5,7 @@ import Testing
 @testable import HarborPorts
 @testable import HarborTransport
 
-@Suite struct MessageTests {
+@Suite(.deadline) struct MessageTests {
     @Test func P03_idBodyRightsAndReplyArriveIntact() throws {
         try expectNoDescriptorLeak { () throws in
             let server = ReceiveRight()

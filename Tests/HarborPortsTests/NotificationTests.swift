@@ -4,7 +4,7 @@ import Testing
 @testable import HarborPorts
 @testable import HarborTransport
 
-@Suite struct NotificationTests {
+@Suite(.deadline) struct NotificationTests {
     @Test func P06_noSendersArrivesWhenTheLastSendRightDies() throws {
         try expectNoDescriptorLeak { () throws in
             let port = ReceiveRight()

@@ -5,7 +5,7 @@ import Testing
 @testable import HarborTransport
 import HarborSystem
 
-@Suite struct PortSetTests {
+@Suite(.deadline) struct PortSetTests {
     @Test func P05_aSetReceivesFromEveryMemberAndSaysWhichPort() throws {
         try expectNoDescriptorLeak {
             let set = try PortSet()

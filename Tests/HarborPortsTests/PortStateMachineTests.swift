@@ -1,10 +1,11 @@
 // Harbor — the port's rules without a kernel: the pure state machine.
+import HarborTestSupport
 import Testing
 @testable import HarborPorts
 @testable import HarborTransport
 import HarborSystem
 
-@Suite struct PortStateMachineTests {
+@Suite(.deadline) struct PortStateMachineTests {
     private func content(_ id: Int32, counted: Bool = true) -> MessageContent {
         var content = MessageContent(id: id, body: [], trailer: MessageTrailer(sender: .current))
         content.countsAgainstLimit = counted

@@ -5,7 +5,7 @@ import Testing
 @testable import HarborTransport
 import HarborSystem
 
-@Suite struct QueueLimitTests {
+@Suite(.deadline) struct QueueLimitTests {
     @Test func P04_defaultLimitIsFiveAndATryOnceSendFailsWithQueueFull() throws {
         try expectNoDescriptorLeak { () throws in
             let receive = ReceiveRight()
@@ -171,7 +171,7 @@ import HarborSystem
     }
 }
 
-@Suite struct ParkerTests {
+@Suite(.deadline) struct ParkerTests {
     /// A parker reused after a wake-up must sleep again rather than return at
     /// once: the blocked-sender loop reuses one parker across retries.
     @Test func P04_aParkerConsumesItsWakeUp() {

@@ -5,7 +5,7 @@ import Testing
 @testable import HarborPorts
 @testable import HarborTransport
 
-@Suite struct ReadinessTests {
+@Suite(.deadline) struct ReadinessTests {
     @Test func P01_receiveSideIsReadableExactlyWhileAMessageWaits() throws {
         try expectNoDescriptorLeak {
             let port = ReceiveRight()

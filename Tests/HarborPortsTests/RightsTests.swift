@@ -4,7 +4,7 @@ import Testing
 @testable import HarborPorts
 @testable import HarborTransport
 
-@Suite struct RightsTests {
+@Suite(.deadline) struct RightsTests {
     @Test func P01_onePortOneReceiveRightManySendRights() throws {
         try expectNoDescriptorLeak {
             let receive = ReceiveRight()

@@ -4,7 +4,7 @@ import Testing
 @testable import HarborPorts
 @testable import HarborTransport
 
-@Suite struct ScaleTests {
+@Suite(.deadline) struct ScaleTests {
     /// Each cycle creates two ports, makes the first one's descriptor exist,
     /// sends a message carrying a send right, a send-once right and a receive
     /// right, receives it, takes the rights out, uses them and destroys it all.

@@ -6,7 +6,7 @@ import Testing
 @testable import HarborTransport
 import HarborSystem
 
-@Suite struct SendAndReceiveTests {
+@Suite(.deadline) struct SendAndReceiveTests {
     /// A port a server thread receives on (a `~Copyable` right cannot be
     /// captured by the thread's closure; a class holding it can).
     private final class Service: Sendable {

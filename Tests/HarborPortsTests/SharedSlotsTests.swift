@@ -8,7 +8,7 @@ import Testing
 @testable import HarborTransport
 import HarborSystem
 
-@Suite struct SharedSlotsTests {
+@Suite(.deadline) struct SharedSlotsTests {
     @Test func P07_slotsAreTakenUpToTheLimitAndGivenBack() throws {
         try expectNoDescriptorLeak { () throws in
             let receiver = try SharedSlots(free: 3)

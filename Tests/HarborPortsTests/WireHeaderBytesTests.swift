@@ -4,11 +4,12 @@
 // fuzz corpora were recorded in them; a change of offset, width or byte
 // order must fail here before it ships, not show up as a refused packet in
 // someone's daemon.
+import HarborTestSupport
 import Testing
 @testable import HarborPorts
 @testable import HarborTransport
 
-@Suite struct WireHeaderBytesTests {
+@Suite(.deadline) struct WireHeaderBytesTests {
     /// A header with every field distinct, so a swapped or shifted field shows.
     private let header = WireHeader(
         kind: .message, flags: [.countsAgainstLimit, .hasReply, .transfers], id: -2, bodyLength: 0x0102_0304,

@@ -1,6 +1,7 @@
 // Harbor — Foundation and Harbor imported together: no name needs qualifying.
 import Foundation
 import Harbor
+import HarborTestSupport
 import Testing
 
 extension RunLoopTests {

@@ -6,13 +6,14 @@
 import Glibc
 import Harbor
 import HarborBootstrap
+import HarborPeerCommands
 import HarborTestSupport
 import Testing
 
 /// Every security suite nests in here, so they run one at a time (they
 /// measure other processes and share the machine's two CPUs). The
 /// adversary runs as uid 65534 through `setpriv`, which needs root.
-@Suite(.serialized, .timeLimit(.minutes(10)), .enabled(if: getuid() == 0, "setpriv to another uid needs root"))
+@Suite(.serialized, .deadline(.seconds(600)), .requiresRoot("setpriv to another uid"))
 struct SecurityTests {}
 
 extension SecurityTests {
@@ -72,7 +73,7 @@ extension SecurityTests {
         /// to a port of its own that way.
         @Test func P11_aForgedSendRightStealsNothingFromAService() throws {
             let victim = try ServiceVictim()
-            var private_ = try victim.request(Message(id: ServiceVictim.Command.keepNew))
+            var private_ = try victim.request(Message(id: PeerCommand.keepNew))
             let keptPort = try private_.takeSendOnceRight(at: 0)
             let siege = try besiege(victim, "forge-send")
             expectContained(siege)

@@ -10,6 +10,7 @@
 // its own socket, where its sends stall.
 import Glibc
 import Harbor
+import HarborPeerCommands
 import HarborTestSupport
 import Testing
 
@@ -46,7 +47,7 @@ extension SecurityTests {
                 let port = honest.port
                 let burst = TestThread { () -> String in
                     let replies = ReceiveRight()
-                    var message = Message(id: HonestPeer.burst, text: "\(count)")
+                    var message = Message(id: PeerCommand.burst, text: "\(count)")
                     message.setReplyRight(replies.makeSendOnceRight())
                     do {
                         try port.send(message, timeout: .seconds(30))
@@ -116,26 +117,35 @@ final class ReceiverVictim: Victim, @unchecked Sendable {
 }
 
 /// harbor-peer run as this process's uid, sending to `home` on request.
-struct HonestPeer: ~Copyable {
-    static let hello: Int32 = 100
-    static let burst: Int32 = 15
-    static let exit: Int32 = 9
-    let process: ChildProcess
+/// One not stopped (its test threw first) is killed and reaped when released.
+final class HonestPeer {
+    private var process: ChildProcess?
     let port: SendRight
-    var pid: pid_t { process.pid }
+    let pid: pid_t
 
     init(home: borrowing ReceiveRight) throws {
         var first = Message(id: 0, text: "serve")
         first.attach(home.makeSendRight())
         let child = try ChildProcess.spawn(executable: builtExecutable("harbor-peer"), initialMessage: first)
-        var hello = try home.receive(timeout: .seconds(30))
-        #expect(hello.id == Self.hello)
-        port = try hello.takeSendRight(at: 0)
-        process = child
+        do {
+            var hello = try home.receive(timeout: .seconds(30))
+            #expect(hello.id == PeerCommand.hello)
+            port = try hello.takeSendRight(at: 0)
+        } catch {
+            reapChild(child.pid, patience: .zero)
+            throw error
+        }
+        pid = child.pid
+        process = consume child
     }
 
-    consuming func stop() {
-        try? port.send(Message(id: Self.exit), timeout: .seconds(5))
-        _ = process.waitForExit()
+    /// Asks it to exit and reaps it (killed if it has not exited within 10 s).
+    func stop() {
+        try? port.send(Message(id: PeerCommand.exit), timeout: .seconds(5))
+        if let child = process.take() { reapChild(child.pid) }
+    }
+
+    deinit {
+        if let child = process.take() { reapChild(child.pid, patience: .zero) }
     }
 }

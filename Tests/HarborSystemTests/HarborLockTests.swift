@@ -3,7 +3,7 @@ import HarborTestSupport
 import HarborSystem
 import Testing
 
-@Suite struct HarborLockTests {
+@Suite(.deadline) struct HarborLockTests {
     /// Two threads each add to a pair that must stay equal; with the lock
     /// excluding the other thread no increment is lost and no thread sees the
     /// pair half-updated. Under ThreadSanitizer (Scripts/sanitizers.sh) an

@@ -5,7 +5,7 @@ import HarborSystem
 import HarborTestSupport
 import Testing
 
-@Suite struct SocketDiagnosticsTests {
+@Suite(.deadline) struct SocketDiagnosticsTests {
     @Test func P11_theKernelNamesEachEndOfASocketPairAsTheOthersPeer() throws {
         try expectNoDescriptorLeak { () throws in
             let (one, other) = try SeqPacketSocket.makePair()

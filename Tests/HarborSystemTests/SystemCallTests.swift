@@ -5,7 +5,7 @@ import HarborTestSupport
 import HarborSystem
 import Testing
 
-@Suite struct SystemCallTests {
+@Suite(.deadline) struct SystemCallTests {
     @Test func systemCall_retriesInterruptedCalls() throws {
         try expectNoDescriptorLeak { () throws in
             var attempts = 0

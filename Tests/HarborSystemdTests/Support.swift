@@ -8,7 +8,7 @@ import HarborSystem
 
 /// Every systemd suite nests in here, so they run one at a time and the
 /// process-wide descriptor count means something in each of them.
-@Suite(.serialized) struct SystemdTests {}
+@Suite(.serialized, .deadline) struct SystemdTests {}
 
 /// An ordered log of (milliseconds since start, event), written from any thread.
 final class TimedLog: Sendable {

@@ -6,7 +6,7 @@ import HarborSystem
 
 /// Every suite of this target nests in here, so they run one at a time and
 /// the descriptor checks see no other test's threads.
-@Suite(.serialized) struct PortingGuideTests {}
+@Suite(.serialized, .deadline) struct PortingGuideTests {}
 
 /// What a snippet printed, in order, from any thread.
 final class Printed: Sendable {

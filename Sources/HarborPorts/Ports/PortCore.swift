@@ -351,26 +351,6 @@ package final class PortCore: Sendable {
     package var set: PortSetCore? { state.withGuarded { $0.set } }
 }
 
-extension PortCore {
-    /// The process messages to this port reach (`SendRight.receivingProcess`).
-    package var receivingProcess: ProcessIdentity? {
-        guard let route = state.withGuarded({ $0.route }) else { return .current }
-        return try? route.creator()
-    }
-
-    /// Descriptors this process holds for the port: for a port received
-    /// here, its readiness eventfd and epoll set, its slot counter and one
-    /// per connection once other processes can reach it; for a proxy, its
-    /// connection and (for a send right) the port's slot counter.
-    package var heldDescriptors: Int {
-        let (route, transport, readiness) = state.withGuarded { ($0.route, $0.transport, $0.readinessFD >= 0) }
-        if let route { return route.slots == nil ? 1 : 2 }
-        let ready = readiness ? 2 : 0
-        guard let transport else { return ready }
-        return ready + 1 + transport.connectionCount
-    }
-}
-
 extension PortCore.Guarded {
     /// Takes a dequeued message apart under the lock: frees its slot of the
     /// shared counter (through the counter view, so the transport is kept,

@@ -6,65 +6,6 @@ import HarborPorts
 import HarborTestSupport
 import HarborSystem
 
-/// A directory under /tmp that uid 65534 can search (so it reaches the
-/// socket and the executable copied there), removed with its files.
-final class Scratch: Sendable {
-    let path: String
-
-    init() {
-        var template = Array("/tmp/harbor-sec-XXXXXX".utf8CString)
-        path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-        chmod(path, 0o755)
-    }
-
-    deinit {
-        if let directory = opendir(path) {
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                    String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
-                }
-                if name != "." && name != ".." { unlink(path + "/" + name) }
-            }
-            closedir(directory)
-        }
-        rmdir(path)
-    }
-
-    /// Copies `source` here as `name` with `mode`; returns the copy's path.
-    ///
-    /// `cp` writes the copy in a child of its own, never this process: a
-    /// file this process held open for writing would be inherited, for the
-    /// instant before its exec, by any child another thread spawns meanwhile,
-    /// and running the copy in that instant fails with ETXTBSY ("Text file
-    /// busy"), as it once did in a CI run.
-    func copy(_ source: String, as name: String, mode: mode_t = 0o755) -> String {
-        let copy = path + "/" + name
-        if let pid = try? ProcessControl.spawn("/bin/cp", arguments: ["cp", source, copy], environment: []) {
-            _ = ProcessControl.waitForExit(pid)
-        }
-        chmod(copy, mode)
-        return copy
-    }
-
-    /// A file holding `text`, readable by all.
-    func write(_ name: String, _ text: String) -> String {
-        let file = path + "/" + name
-        let fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        close(fd)
-        return file
-    }
-
-    /// An empty file anyone may write (the adversary's report).
-    func writableFile(_ name: String) -> String {
-        let file = path + "/" + name
-        close(open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666))
-        chmod(file, 0o666)
-        return file
-    }
-}
-
 /// What one adversary run reported, and how it ended.
 struct AdversaryRun: CustomStringConvertible {
     /// Its `key=value` findings (empty if it wrote none).
@@ -89,7 +30,7 @@ let adversaryUID: uid_t = 65534
 /// is copied where that uid can run it (the build directory may not be).
 func runAdversary(_ attack: String, against victim: Victim, _ arguments: [String] = [],
                   as uid: uid_t = adversaryUID, timeout: Duration = .seconds(120)) throws -> AdversaryRun {
-    let scratch = Scratch()
+    let scratch = TemporaryDirectory(prefix: "harbor-sec")
     let executable = scratch.copy(builtExecutable("harbor-adversary"), as: "harbor-adversary")
     let out = scratch.writableFile("report")
     let command = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", executable, attack,

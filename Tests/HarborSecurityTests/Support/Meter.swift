@@ -51,20 +51,6 @@ func cpuShare(of pid: pid_t, over interval: Duration = .seconds(1)) -> Double? {
     return Double(after - before) / Double(sysconf(Int32(_SC_CLK_TCK))) / seconds
 }
 
-/// The whole of a small text file, or nil.
-func readSmallFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var text = ""
-    var chunk = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let count = read(fd, &chunk, chunk.count)
-        guard count > 0 else { break }
-        text += String(decoding: chunk[0..<count], as: UTF8.self)
-    }
-    return text
-}
 
 /// Samples a process's usage every 20 ms on its own thread, keeping the peaks.
 final class UsageSampler {

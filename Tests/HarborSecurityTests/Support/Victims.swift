@@ -4,6 +4,7 @@ import CHarborLinux
 import Glibc
 import Harbor
 import HarborBootstrap
+import HarborPeerCommands
 import HarborTestSupport
 import Synchronization
 import HarborSystem
@@ -52,32 +53,25 @@ final class ServiceVictim: Victim, @unchecked Sendable {
     let kind = "service"
     let adversaryArguments: [String] = []
 
-    enum Command {
-        static let echo: Int32 = 1
-        static let keepNew: Int32 = 14
-        static let exit: Int32 = 9
-        static let stats: Int32 = 40
-    }
-
     init() throws {
         let home = ReceiveRight()
         var first = Message(id: 0, text: "serve")
         first.attach(home.makeSendRight())
         let child = try ChildProcess.spawn(executable: builtExecutable("harbor-peer"), initialMessage: first)
-        var hello = try home.receive(timeout: .seconds(30))
-        port = try hello.takeSendRight(at: 0)
+        do {
+            var hello = try home.receive(timeout: .seconds(30))
+            port = try hello.takeSendRight(at: 0)
+        } catch {
+            reapChild(child.pid, patience: .zero)
+            throw error
+        }
         pid = child.pid
         process = child
     }
 
     deinit {
-        try? port.send(Message(id: Command.exit), timeout: .seconds(2))
-        var status: CInt = 0
-        for _ in 0..<200 where waitpid(pid, &status, WNOHANG) == 0 { usleep(10_000) }
-        if waitpid(pid, &status, WNOHANG) == 0 {
-            process.kill(SIGKILL)
-            waitpid(pid, &status, 0)
-        }
+        try? port.send(Message(id: PeerCommand.exit), timeout: .seconds(2))
+        reapChild(pid, patience: .seconds(2))
     }
 
     /// Sends `message` with a reply right to a fresh port and waits for the answer.
@@ -91,7 +85,7 @@ final class ServiceVictim: Victim, @unchecked Sendable {
     func honestRequest() -> String? {
         let text = "honest \(counter.add(1, ordering: .relaxed).newValue)"
         do {
-            let reply = try request(Message(id: Command.echo, text: text))
+            let reply = try request(Message(id: PeerCommand.echo, text: text))
             return reply.text == text ? nil : "echo answered \(reply.text.prefix(40).debugDescription)"
         } catch {
             return "echo failed: \(error)"
@@ -100,7 +94,7 @@ final class ServiceVictim: Victim, @unchecked Sendable {
 
     /// `key=value` words of the service's `stats` reply.
     func stats() -> [String: String]? {
-        guard let reply = try? request(Message(id: Command.stats)) else { return nil }
+        guard let reply = try? request(Message(id: PeerCommand.stats)) else { return nil }
         var result: [String: String] = [:]
         for word in reply.text.split(separator: " ") {
             let parts = word.split(separator: "=", maxSplits: 1)
@@ -127,7 +121,7 @@ final class ServiceVictim: Victim, @unchecked Sendable {
 final class HarbordVictim: Victim, @unchecked Sendable {
     // @unchecked: `child` (reading its stderr) is used under `lock`; the
     // rest is Sendable or immutable.
-    let directory: Scratch
+    let directory: TemporaryDirectory
     let socketPath: String
     let pid: pid_t
     let client: BootstrapClient
@@ -153,7 +147,7 @@ final class HarbordVictim: Victim, @unchecked Sendable {
     /// honest request also checks a fresh name in (and lets it go).
     init(descriptorLimit: Int = 1024, extraArguments: [String] = [], extraPolicy: String = "",
          newProcessUID: uid_t = 1000, checksIn: Bool = false) throws {
-        directory = Scratch()
+        directory = TemporaryDirectory(prefix: "harbor-sec")
         socketPath = directory.path + "/bootstrap.sock"
         self.newProcessUID = newProcessUID
         self.checksIn = checksIn

@@ -1,4 +1,4 @@
-// Harbor — test support: running work on another thread and waiting for it.
+// Harbor — test support: a thread whose result is joined.
 import Dispatch
 import HarborPorts
 import HarborSystem
@@ -42,33 +42,4 @@ public final class TestThread<Result: Sendable>: @unchecked Sendable {
         }
         return false
     }
-}
-
-/// Runs `body` on a brand-new thread and returns its result after the thread
-/// has exited (so its Harbor loop, if it made one, is already torn down).
-public func onFreshThread<T>(_ body: @escaping () -> T) -> T {
-    let box = FreshThreadBox(body)
-    SystemThread.start { box.run() }.join()
-    return box.result!
-}
-
-/// A body and its result, carried to a fresh thread and back.
-private final class FreshThreadBox<T>: @unchecked Sendable {
-    // @unchecked: the thread runs `body` and writes `result` before it
-    // exits; the caller reads `result` only after joining it.
-    var body: (() -> T)?
-    var result: T?
-    init(_ body: @escaping () -> T) { self.body = body }
-    func run() {
-        result = body?()
-        body = nil
-    }
-}
-
-/// A thread-safe log of events, for asserting the order things happened in.
-public final class EventLog: Sendable {
-    private let entries = HarborLock<[String]>([])
-    public init() {}
-    public func record(_ entry: String) { entries.withLock { $0.append(entry) } }
-    public var all: [String] { entries.withLock { $0 } }
 }
