@@ -41,6 +41,8 @@ public enum PeerCommand {
     public static let keepNew: Int32 = 14
     /// Send home the body's number of messages, ids 0..<n, body "i", then reply "sent".
     public static let burst: Int32 = 15
+    /// ``receiveKept``, through a port set holding the kept right.
+    public static let receiveKeptInSet: Int32 = 16
 
     /// Reply "key=value ...": the port's status and `WireRejections` by reason.
     public static let stats: Int32 = 40

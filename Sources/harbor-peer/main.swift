@@ -79,6 +79,19 @@ func serve() throws {
                     text = got.id == PeerCommand.used ? got.text : "#\(got.id)"
                 }
                 try message.reply(Message(id: PeerCommand.receiveKept, text: text))
+            case PeerCommand.receiveKeptInSet:
+                let milliseconds = Int(message.text) ?? 1000
+                var text = "timeout"
+                if let right = kept.take() {
+                    let set = try PortSet()
+                    try set.insert(right)
+                    if let got = try? set.receive(timeout: Duration.milliseconds(milliseconds)) {
+                        text = got.id == PeerCommand.used ? got.text : "#\(got.id)"
+                    }
+                    set.remove(right)
+                    kept = consume right
+                }
+                try message.reply(Message(id: PeerCommand.receiveKeptInSet, text: text))
             case PeerCommand.drainTrailers:
                 let moved = try message.takeReceiveRight(at: 0)
                 var entries: [String] = []

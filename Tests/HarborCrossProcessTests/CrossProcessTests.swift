@@ -138,6 +138,37 @@ struct CrossProcessTests {
         }
     }
 
+    /// P04, P05: the same through a port set: a set's receive resumed past
+    /// its deadline (SIGSTOP, a message, SIGCONT: `epoll_pwait2` fails with
+    /// EINTR) still takes the message that arrived while it was stopped.
+    @Test func P04_P05_aSetReceiveResumedPastItsDeadlineStillTakesTheMessageThatArrived() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let peer = try Peer(home: home)
+            let moving = ReceiveRight()
+            let right = moving.makeSendRight()
+            var keep = Message(id: PeerCommand.keep)
+            keep.attach(moving)
+            #expect(try peer.request(keep).text == "kept")
+            try right.send(Message(id: PeerCommand.used, text: "first"))
+            #expect(try peer.request(Message(id: PeerCommand.receiveKeptInSet, text: "5000")).text == "first")
+            let replies = ReceiveRight()
+            var wait = Message(id: PeerCommand.receiveKeptInSet, text: "1000")
+            wait.setReplyRight(replies.makeSendOnceRight())
+            try peer.port.send(wait)
+            var pause = timespec(tv_sec: 0, tv_nsec: 300_000_000)
+            nanosleep(&pause, nil)  // the peer is asleep in its set's receive
+            peer.process.kill(SIGSTOP)
+            #expect(waitUntilStopped(peer.pid))
+            try right.send(Message(id: PeerCommand.used, text: "sent while stopped"))
+            pause = timespec(tv_sec: 1, tv_nsec: 200_000_000)
+            nanosleep(&pause, nil)  // past the peer's deadline
+            peer.process.kill(SIGCONT)
+            #expect(try replies.receive(timeout: .seconds(20)).text == "sent while stopped")
+            peer.stop()
+        }
+    }
+
     @Test func P07_aSendRightPassedFromAToBToCIsUsedByC() throws {
         try expectNoDescriptorLeak {
             let home = ReceiveRight()

@@ -53,6 +53,7 @@ package final class PortSetCore: Sendable {
     /// Takes the next message from any member, waiting until `deadline`.
     package func dequeue(deadline: WaitDeadline) throws(PortError) -> MessageContent {
         var event = EpollEvent.empty
+        var lookedAgain = false
         while true {
             let count: Int
             do {
@@ -70,6 +71,15 @@ package final class PortSetCore: Sendable {
                 return content
             }
             if deadline.hasPassed {
+                // The wait ended empty-handed past the deadline: it timed
+                // out, or a signal cut it short (epoll_pwait2 fails with
+                // EINTR after SIGSTOP and SIGCONT). One more look without
+                // waiting, so a message that arrived meanwhile is taken, as
+                // `mach_msg` returns a queued message whatever its timeout (P04).
+                if count == 0 && !lookedAgain {
+                    lookedAgain = true
+                    continue
+                }
                 throw PortError(.timedOut, "no message arrived on the port set in time")
             }
         }
