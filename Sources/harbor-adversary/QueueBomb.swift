@@ -48,61 +48,30 @@ enum QueueBomb {
         let total = entriesEnd + nestedLength
         let fd = RawIO.memoryFile(size: total, seals: 0)
         guard fd >= 0 else { Report.fail("memfd of \(total) bytes") }
-        var head = Bytes()
-        // The packet's header: a counted message moving receive rights.
-        head.put(Wire.version)
-        head.put(Wire.Kind.message.rawValue)
-        head.put(Wire.Flag.counted | Wire.Flag.transfers)
-        head.put(Protocol.unknown)
-        head.put(UInt32(0))                // body
-        head.put(UInt16(rights))           // entries
-        head.put(UInt16(2 * rights))       // descriptors: a slot counter and a connection each
-        head.put(UInt32(nestedLength))
-        head.put(UInt32(total))
-        // The entries: receive rights, each with its own transfer record.
-        for right in 0..<rights {
-            let identity = Identity.fresh()
-            head.put(Wire.EntryKind.receive.rawValue)
-            head.put(UInt8(1))
-            head.put(UInt16(0))
-            head.put(UInt32(2 * right))
-            head.put(identity.origin)
-            head.put(identity.number)
-            head.put(UInt32(right * transferLength))
-            head.put(UInt32(transferLength))
+        // The packet: a counted message moving receive rights, each entry's
+        // transfer record its slice of the nested section.
+        let entries = (0..<rights).map { right in
+            Entry(kind: Wire.EntryKind.receive.rawValue, descriptorCount: 1, first: UInt32(2 * right),
+                  identity: Identity.fresh(), nestedOffset: UInt32(right * transferLength),
+                  nestedLength: UInt32(transferLength))
         }
-        write(head.bytes, to: fd, at: 0)
-        var record = Bytes()
-        record.put(UInt32(Wire.headerSize + bodySize))
-        record.put(Int32(1))               // "sent by" pid 1, uid 0: a claim, as any record's is
-        record.put(UInt32(0))
-        record.put(UInt32(0))
-        record.put(UInt32(0))
-        record.put(Wire.version)
-        record.put(Wire.Kind.message.rawValue)
-        record.put(Wire.Flag.counted)
-        record.put(Int32(7))
-        record.put(UInt32(bodySize))
-        record.put(UInt16(0))
-        record.put(UInt16(0))
-        record.put(UInt32(0))
-        record.put(UInt32(Wire.headerSize + bodySize))
+        let head = Packet(flags: Wire.Flag.counted | Wire.Flag.transfers, id: Protocol.unknown, entries: entries,
+                          declaredDescriptors: 2 * rights, totalOverride: UInt32(total),
+                          nestedLengthOverride: UInt32(nestedLength)).encoded
+        write(head, to: fd, at: 0)
+        // Each queued message: "sent by" pid 1, uid 0 (a claim, as any
+        // record's is), a counted packet whose body is a hole.
+        let packet = Packet(flags: Wire.Flag.counted, id: 7, totalOverride: UInt32(Wire.headerSize + bodySize),
+                            bodyLengthOverride: UInt32(bodySize)).encoded
+        let record = Transfer.recordHeader(length: Wire.headerSize + bodySize, pid: 1, uid: 0, gid: 0) + packet
         for right in 0..<rights {
-            // The transfer record: limit, one connection, the queue, no requests.
+            // Limit 5, one send connection, the queue, no requests.
             let start = entriesEnd + right * transferLength
-            var transfer = Bytes()
-            transfer.put(UInt32(5))
-            transfer.put(UInt32(1))
-            transfer.put(UInt32(queuedMessages))
-            transfer.put(UInt32(0))
-            transfer.put(UInt64(0))
-            transfer.put(UInt64(0))
-            transfer.put(UInt8(1))         // a send connection
-            transfer.zeros(3)
-            transfer.put(UInt32(2 * right + 1))
-            write(transfer.bytes, to: fd, at: start)
+            let transfer = Transfer(queueLimit: 5, connections: [(1, 2 * right + 1)],
+                                    queuedCountOverride: queuedMessages).encoded
+            write(transfer, to: fd, at: start)
             for index in 0..<queuedMessages {
-                write(record.bytes, to: fd, at: start + transfer.bytes.count + index * recordSize)
+                write(record, to: fd, at: start + transfer.count + index * recordSize)
             }
         }
         _ = fcntl(fd, charbor_F_ADD_SEALS,

@@ -99,6 +99,10 @@ struct Packet {
     var declaredDescriptors: Int = 0
     /// Total length to write instead of the real one, to lie.
     var totalOverride: UInt32?
+    /// Body and nested-section lengths to write instead of the real ones
+    /// (a header whose bytes follow elsewhere, or never).
+    var bodyLengthOverride: UInt32?
+    var nestedLengthOverride: UInt32?
 
     /// The bytes: header, entries, body, nested.
     var encoded: [UInt8] {
@@ -108,10 +112,10 @@ struct Packet {
         out.put(kind)
         out.put(flags)
         out.put(id)
-        out.put(UInt32(body.count))
+        out.put(bodyLengthOverride ?? UInt32(body.count))
         out.put(UInt16(entries.count))
         out.put(UInt16(truncatingIfNeeded: declaredDescriptors))
-        out.put(UInt32(nested.count))
+        out.put(nestedLengthOverride ?? UInt32(nested.count))
         out.put(totalOverride ?? UInt32(total))
         for entry in entries {
             out.put(entry.kind)
@@ -159,12 +163,15 @@ struct Transfer {
     /// Queued messages: the sender the record claims, and a complete packet
     /// whose descriptor indices refer to the outer packet's descriptors.
     var queued: [(pid: Int32, uid: UInt32, gid: UInt32, packet: [UInt8])] = []
+    /// The queue length to write instead of `queued.count`, to lie (or for
+    /// records written elsewhere).
+    var queuedCountOverride: Int?
 
     var encoded: [UInt8] {
         var out = Bytes()
         out.put(queueLimit)
         out.put(UInt32(connections.count))
-        out.put(UInt32(queued.count))
+        out.put(UInt32(queuedCountOverride ?? queued.count))
         out.put(UInt32(0))  // notification requests
         out.put(sequenceNumber)
         out.put(madeSendRights)
@@ -174,13 +181,21 @@ struct Transfer {
             out.put(UInt32(index))
         }
         for message in queued {
-            out.put(UInt32(message.packet.count))
-            out.put(message.pid)
-            out.put(message.uid)
-            out.put(message.gid)
-            out.put(UInt32(0))
+            out.put(Self.recordHeader(length: message.packet.count, pid: message.pid, uid: message.uid, gid: message.gid))
             out.put(message.packet)
         }
+        return out.bytes
+    }
+
+    /// What precedes a queued message's packet: its length and the sender
+    /// the record claims.
+    static func recordHeader(length: Int, pid: Int32, uid: UInt32, gid: UInt32) -> [UInt8] {
+        var out = Bytes()
+        out.put(UInt32(length))
+        out.put(pid)
+        out.put(uid)
+        out.put(gid)
+        out.put(UInt32(0))
         return out.bytes
     }
 }

@@ -84,8 +84,8 @@ extension PortCore {
             throw WireRejection(.badDescriptor, "no readiness descriptor: \(error)")
         }
         let transport = PortTransport(slots: counter, epollFD: epollFD)
-        let oldRoute = port.state.withGuarded { guarded -> RemoteRoute? in
-            let old = guarded.remoteRoute
+        let oldRoute = port.state.withGuarded { guarded -> (any PortRoute)? in
+            let old = guarded.route
             guarded.location = .receiving(transport)
             guarded.machine.adopt(limit: limit, sequenceNumber: sequenceNumber, made: made)
             return old

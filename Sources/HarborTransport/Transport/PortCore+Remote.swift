@@ -204,7 +204,7 @@ extension PortCore {
         let transport = PortTransport(slots: slots, epollFD: epollFD)
         var signal: ReadinessSignal?
         let released = state.withGuarded { guarded -> [SendOnceToken]? in
-            guard guarded.remoteRoute === route, !guarded.machine.isDead else { return nil }
+            guard guarded.route === route, !guarded.machine.isDead else { return nil }
             guarded.location = .receiving(transport)
             guarded.machine.connectionAdopted()
             let (released, becameReadable) = guarded.machine.restoreAfterFailedMove(taken)
