@@ -26,6 +26,7 @@ let package = Package(
         .executable(name: "harbor-seeds", targets: ["harbor-seeds"]),
         .library(name: "HarborBootstrap", targets: ["HarborBootstrap"]),
         .library(name: "HarborMach", targets: ["HarborMach"]),
+        .library(name: "HarborCoding", targets: ["HarborCoding"]),
         .executable(name: "harbord", targets: ["harbord"]),
         .executable(name: "harbor", targets: ["harbor"]),
     ],
@@ -105,6 +106,14 @@ let package = Package(
         .target(
             name: "HarborMach",
             dependencies: ["HarborPorts"],
+            swiftSettings: strict
+        ),
+        // Codable values as messages: a compact, versioned binary body, with
+        // rights and out-of-line regions as fields carried as real rights and
+        // regions (Docs/Coding.md).
+        .target(
+            name: "HarborCoding",
+            dependencies: ["HarborPorts", "HarborSystem"],
             swiftSettings: strict
         ),
         // Layer 4: sd-event nesting both ways, sd_notify, socket activation.

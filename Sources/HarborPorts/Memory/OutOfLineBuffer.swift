@@ -37,7 +37,7 @@ public struct OutOfLineBuffer: ~Copyable, Sendable {
     }
 
     /// Unmaps the writable view and seals the file; the region receivers see.
-    consuming func seal() throws(PortError) -> MappedRegion {
+    package consuming func seal() throws(PortError) -> MappedRegion {
         do { return try storage.seal() } catch { throw PortError(error, "sealing an out-of-line buffer") }
     }
 
@@ -73,7 +73,9 @@ public struct OutOfLineBuffer: ~Copyable, Sendable {
 ///
 /// **Thread safety:** immutable; any thread.
 public struct MemoryRegion: Sendable {
-    let mapping: MappedRegion
+    package let mapping: MappedRegion
+
+    package init(mapping: MappedRegion) { self.mapping = mapping }
 
     /// The region's size in bytes.
     public var count: Int { mapping.count }

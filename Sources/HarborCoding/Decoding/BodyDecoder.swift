@@ -1,0 +1,66 @@
+// Harbor — the Decoder a value decodes itself from, and its single-value container.
+import HarborPorts
+
+/// Decodes the value at one node of a parsed body; also its own
+/// single-value container.
+final class BodyDecoder: Decoder, SingleValueDecodingContainer {
+    let state: DecodingState
+    let node: Int
+    let codingPath: [any CodingKey]
+
+    var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
+
+    init(state: DecodingState, node: Int, codingPath: [any CodingKey]) {
+        self.state = state
+        self.node = node
+        self.codingPath = codingPath
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        try state.expect(node, .keyed, path: codingPath)
+        return KeyedDecodingContainer(KeyedBodyDecodingContainer<Key>(decoder: self))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try state.expect(node, .array, path: codingPath)
+        return UnkeyedBodyDecodingContainer(decoder: self)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { self }
+
+    // MARK: Single value
+
+    func decodeNil() -> Bool { state.isNull(node) }
+    func decode(_ type: Bool.Type) throws -> Bool { try state.bool(node, path: codingPath) }
+    func decode(_ type: String.Type) throws -> String { try state.string(node, path: codingPath) }
+    func decode(_ type: Double.Type) throws -> Double { try state.double(node, path: codingPath) }
+    func decode(_ type: Float.Type) throws -> Float { try state.float(node, path: codingPath) }
+    func decode(_ type: Int.Type) throws -> Int { try state.integer(node, type, path: codingPath) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try state.integer(node, type, path: codingPath) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try state.integer(node, type, path: codingPath) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try state.integer(node, type, path: codingPath) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try state.integer(node, type, path: codingPath) }
+    func decode(_ type: UInt.Type) throws -> UInt { try state.integer(node, type, path: codingPath) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try state.integer(node, type, path: codingPath) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try state.integer(node, type, path: codingPath) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try state.integer(node, type, path: codingPath) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try state.integer(node, type, path: codingPath) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try unbox(type, at: node, path: codingPath) }
+
+    /// Decodes the value at `node` (a byte string straight into `[UInt8]`).
+    func unbox<T: Decodable>(_ type: T.Type, at node: Int, path: [any CodingKey]) throws -> T {
+        if T.self == [UInt8].self, let bytes = state.bytes(node) { return bytes as! T }
+        return try T(from: BodyDecoder(state: state, node: node, codingPath: path))
+    }
+
+    /// The body decoder behind `decoder`, or a typed error saying that
+    /// `what` (a right, a region) can be decoded only from a message.
+    static func of(_ decoder: any Decoder, decoding what: String) throws(MessageCodingError) -> BodyDecoder {
+        guard let body = decoder as? BodyDecoder else {
+            throw MessageCodingError(.typeMismatch,
+                                     "\(what) can be decoded only by a MessageDecoder, from a message, not by \(type(of: decoder))",
+                                     codingPath: decoder.codingPath)
+        }
+        return body
+    }
+}

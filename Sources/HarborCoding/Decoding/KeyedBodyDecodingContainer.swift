@@ -1,0 +1,100 @@
+// Harbor — a keyed container of the body decoder.
+import HarborPorts
+
+/// Looks a keyed container's values up by key: a linear search over a few
+/// keys, a dictionary built once over many.
+struct KeyedBodyDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    private let decoder: BodyDecoder
+    /// (key's index in `strings`, value's node), in body order.
+    private let entries: [(key: Int, node: Int)]
+    private let positions: [String: Int]?
+
+    private static var linearLimit: Int { 16 }
+
+    init(decoder: BodyDecoder) {
+        self.decoder = decoder
+        let tape = decoder.state.tape
+        var entries: [(key: Int, node: Int)] = []
+        entries.reserveCapacity(Int(tape[decoder.node].count))
+        var child = decoder.node + 1
+        while child < Int(tape[decoder.node].end) {
+            entries.append((Int(tape[child].key), child))
+            child = Int(tape[child].end)
+        }
+        self.entries = entries
+        if entries.count > Self.linearLimit {
+            let strings = decoder.state.strings
+            positions = Dictionary(entries.map { (strings[$0.key], $0.node) }, uniquingKeysWith: { first, _ in first })
+        } else {
+            positions = nil
+        }
+    }
+
+    var codingPath: [any CodingKey] { decoder.codingPath }
+
+    var allKeys: [Key] { entries.compactMap { Key(stringValue: decoder.state.strings[$0.key]) } }
+
+    func contains(_ key: Key) -> Bool { lookup(key) != nil }
+
+    private func lookup(_ key: Key) -> Int? {
+        if let positions { return positions[key.stringValue] }
+        let name = key.stringValue
+        let strings = decoder.state.strings
+        for entry in entries where strings[entry.key] == name { return entry.node }
+        return nil
+    }
+
+    private func node(_ key: Key) throws(MessageCodingError) -> Int {
+        guard let node = lookup(key) else {
+            throw MessageCodingError(.keyNotFound, "no key \"\(key.stringValue)\"", codingPath: codingPath)
+        }
+        return node
+    }
+
+    private var state: DecodingState { decoder.state }
+
+    func decodeNil(forKey key: Key) throws -> Bool { state.isNull(try node(key)) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try state.bool(node(key), path: codingPath + [key]) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try state.string(node(key), path: codingPath + [key]) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try state.double(node(key), path: codingPath + [key]) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try state.float(node(key), path: codingPath + [key]) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(type, key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(type, key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(type, key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(type, key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(type, key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(type, key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(type, key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(type, key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(type, key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(type, key) }
+
+    private func integer<T: FixedWidthInteger>(_ type: T.Type, _ key: Key) throws -> T {
+        try state.integer(node(key), type, path: codingPath + [key])
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try decoder.unbox(type, at: node(key), path: codingPath + [key])
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type, forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+        try BodyDecoder(state: state, node: node(key), codingPath: codingPath + [key]).container(keyedBy: type)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try BodyDecoder(state: state, node: node(key), codingPath: codingPath + [key]).unkeyedContainer()
+    }
+
+    func superDecoder() throws -> any Decoder {
+        guard let node = entries.first(where: { state.strings[$0.key] == CodingKeyName.super.stringValue })?.node else {
+            throw MessageCodingError(.keyNotFound, "no key \"super\"", codingPath: codingPath)
+        }
+        return BodyDecoder(state: state, node: node, codingPath: codingPath + [CodingKeyName.super])
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder {
+        BodyDecoder(state: state, node: try node(key), codingPath: codingPath + [key])
+    }
+}

@@ -1,0 +1,87 @@
+// Harbor — an unkeyed container of the body decoder.
+import HarborPorts
+
+/// Walks an array's values in order; a failed decode does not move on.
+struct UnkeyedBodyDecodingContainer: UnkeyedDecodingContainer {
+    private let decoder: BodyDecoder
+    private var cursor: Int
+    private(set) var currentIndex = 0
+    let count: Int?
+
+    init(decoder: BodyDecoder) {
+        self.decoder = decoder
+        cursor = decoder.node + 1
+        count = Int(decoder.state.tape[decoder.node].count)
+    }
+
+    var codingPath: [any CodingKey] { decoder.codingPath }
+    var isAtEnd: Bool { currentIndex >= count! }
+
+    private var state: DecodingState { decoder.state }
+    private var path: [any CodingKey] { codingPath + [CodingKeyName(index: currentIndex)] }
+
+    /// The next value's node, or a typed error at the end.
+    private func next(_ type: Any.Type) throws(MessageCodingError) -> Int {
+        guard !isAtEnd else {
+            throw MessageCodingError(.valueNotFound, "expected \(type), but the array has only \(count!) values",
+                                     codingPath: path)
+        }
+        return cursor
+    }
+
+    private mutating func advance() {
+        cursor = Int(state.tape[cursor].end)
+        currentIndex += 1
+    }
+
+    private mutating func take<T>(_ type: T.Type, _ read: (Int, [any CodingKey]) throws -> T) throws -> T {
+        let value = try read(next(type), path)
+        advance()
+        return value
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard try state.isNull(next(Never.self)) else { return false }
+        advance()
+        return true
+    }
+
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try take(type, state.bool) }
+    mutating func decode(_ type: String.Type) throws -> String { try take(type, state.string) }
+    mutating func decode(_ type: Double.Type) throws -> Double { try take(type, state.double) }
+    mutating func decode(_ type: Float.Type) throws -> Float { try take(type, state.float) }
+    mutating func decode(_ type: Int.Type) throws -> Int { try integer(type) }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer(type) }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer(type) }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try integer(type) }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try integer(type) }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try integer(type) }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try integer(type) }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try integer(type) }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type) }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
+
+    private mutating func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
+        try take(type) { [state] node, path in try state.integer(node, type, path: path) }
+    }
+
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try take(type) { [decoder] node, path in try decoder.unbox(type, at: node, path: path) }
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+        try take(KeyedDecodingContainer<NestedKey>.self) { [state] node, path in
+            try BodyDecoder(state: state, node: node, codingPath: path).container(keyedBy: type)
+        }
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try take((any UnkeyedDecodingContainer).self) { [state] node, path in
+            try BodyDecoder(state: state, node: node, codingPath: path).unkeyedContainer()
+        }
+    }
+
+    mutating func superDecoder() throws -> any Decoder {
+        try take((any Decoder).self) { [state] node, path in BodyDecoder(state: state, node: node, codingPath: path) }
+    }
+}

@@ -1,0 +1,90 @@
+// Harbor — the Encoder a value encodes itself into, and its single-value container.
+import HarborPorts
+
+/// Encodes one value into an ``EncodedNode``; also its own single-value
+/// container (a value that asks for one writes ``node`` directly).
+final class BodyEncoder: Encoder, SingleValueEncodingContainer {
+    let state: EncodingState
+    let codingPath: [any CodingKey]
+    /// What the value wrote; nil until it writes anything.
+    var node: EncodedNode?
+
+    var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
+
+    init(state: EncodingState, codingPath: [any CodingKey]) {
+        self.state = state
+        self.codingPath = codingPath
+    }
+
+    /// The value written, an empty keyed container if it wrote nothing.
+    var result: EncodedNode { node ?? .keyed(EncodedKeyed()) }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        let storage: EncodedKeyed
+        if case .keyed(let existing) = node {
+            storage = existing
+        } else {
+            storage = EncodedKeyed()
+            node = .keyed(storage)
+        }
+        return KeyedEncodingContainer(KeyedBodyEncodingContainer<Key>(encoder: self, storage: storage))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        let storage: EncodedArray
+        if case .array(let existing) = node {
+            storage = existing
+        } else {
+            storage = EncodedArray()
+            node = .array(storage)
+        }
+        return UnkeyedBodyEncodingContainer(encoder: self, storage: storage)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer { self }
+
+    // MARK: Single value
+
+    func encodeNil() { node = .null }
+    func encode(_ value: Bool) { node = .bool(value) }
+    func encode(_ value: String) { node = .string(value) }
+    func encode(_ value: Double) { node = .double(value) }
+    func encode(_ value: Float) { node = .float(value) }
+    func encode(_ value: Int) { node = .signed(Int64(value)) }
+    func encode(_ value: Int8) { node = .signed(Int64(value)) }
+    func encode(_ value: Int16) { node = .signed(Int64(value)) }
+    func encode(_ value: Int32) { node = .signed(Int64(value)) }
+    func encode(_ value: Int64) { node = .signed(value) }
+    func encode(_ value: UInt) { node = .unsigned(UInt64(value)) }
+    func encode(_ value: UInt8) { node = .unsigned(UInt64(value)) }
+    func encode(_ value: UInt16) { node = .unsigned(UInt64(value)) }
+    func encode(_ value: UInt32) { node = .unsigned(UInt64(value)) }
+    func encode(_ value: UInt64) { node = .unsigned(value) }
+    func encode<T: Encodable>(_ value: T) throws { node = try box(value, at: codingPath) }
+
+    // MARK: Nested values
+
+    /// Encodes `value` at `path` into a node of its own.
+    func box<T: Encodable>(_ value: T, at path: [any CodingKey]) throws -> EncodedNode {
+        // A byte array is a byte string, not an array of numbers.
+        if T.self == [UInt8].self { return .bytes(value as! [UInt8]) }
+        guard path.count < MessageCodingFormat.maximumDepth else {
+            throw MessageCodingError(.limitExceeded, "values nested more than \(MessageCodingFormat.maximumDepth) deep",
+                                     codingPath: path)
+        }
+        let child = BodyEncoder(state: state, codingPath: path)
+        try value.encode(to: child)
+        return child.result
+    }
+
+    /// The body encoder behind `encoder`, or a typed error saying that
+    /// `what` (a right, a region) can be encoded only into a message.
+    static func of(_ encoder: any Encoder, encoding what: String) throws(MessageCodingError) -> BodyEncoder {
+        guard let body = encoder as? BodyEncoder else {
+            throw MessageCodingError(.invalidValue,
+                                     "\(what) can be encoded only by a MessageEncoder, into a message, not by \(type(of: encoder))",
+                                     codingPath: encoder.codingPath)
+        }
+        return body
+    }
+}

@@ -1,0 +1,74 @@
+// Harbor — what one encoding collects besides the body: rights and regions.
+import HarborPorts
+
+/// The carried rights and out-of-line regions of the message being
+/// encoded, in the order the value's fields name them; shared by every
+/// encoder and container of one ``MessageEncoder/encode(_:id:)`` call.
+///
+/// A carrier's right (receive, send-once) stays in its carrier until the
+/// whole value has encoded; only then are they all moved into the message,
+/// so a failed encoding leaves every carrier as it was.
+final class EncodingState {
+    let userInfo: [CodingUserInfoKey: Any]
+    private(set) var rights: [CarriedRight] = []
+    private(set) var regions: [MappedRegion] = []
+    private var carriers: [(index: Int, carrier: any RightCarrier)] = []
+
+    init(userInfo: [CodingUserInfoKey: Any]) { self.userInfo = userInfo }
+
+    /// Adds a send right; its index.
+    func add(_ right: SendRight, path: [any CodingKey]) throws(MessageCodingError) -> Int {
+        try reserveRight(path: path)
+        rights.append(.send(right.token))
+        return rights.count - 1
+    }
+
+    /// Adds a carrier's right, to be taken when the encoding succeeds; its index.
+    func add(_ carrier: any RightCarrier, path: [any CodingKey]) throws(MessageCodingError) -> Int {
+        guard !carrier.isTaken else {
+            throw MessageCodingError(.rightAlreadyTaken, "the carrier's \(carrier.kindName) was already taken",
+                                     codingPath: path)
+        }
+        guard !carriers.contains(where: { $0.carrier === carrier }) else {
+            throw MessageCodingError(.rightAlreadyTaken, "one carrier's \(carrier.kindName) appears twice in the value",
+                                     codingPath: path)
+        }
+        try reserveRight(path: path)
+        rights.append(.taken)
+        carriers.append((rights.count - 1, carrier))
+        return rights.count - 1
+    }
+
+    /// Adds an out-of-line region; its index.
+    func add(_ region: MappedRegion, path: [any CodingKey]) throws(MessageCodingError) -> Int {
+        guard regions.count < MessageCodingFormat.maximumRegions else {
+            throw MessageCodingError(.limitExceeded, "more than \(MessageCodingFormat.maximumRegions) out-of-line regions",
+                                     codingPath: path)
+        }
+        regions.append(region)
+        return regions.count - 1
+    }
+
+    private func reserveRight(path: [any CodingKey]) throws(MessageCodingError) {
+        guard rights.count < MessageCodingFormat.maximumRights else {
+            throw MessageCodingError(.limitExceeded, "more than \(MessageCodingFormat.maximumRights) carried rights",
+                                     codingPath: path)
+        }
+    }
+
+    /// Moves every carrier's right into ``rights``; if one was taken
+    /// meanwhile (another thread), puts back those already moved and throws.
+    func takeCarriedRights() throws(MessageCodingError) {
+        for (position, entry) in carriers.enumerated() {
+            guard let right = entry.carrier.takeCarried() else {
+                for earlier in carriers[..<position] {
+                    earlier.carrier.restore(rights[earlier.index])
+                    rights[earlier.index] = .taken
+                }
+                throw MessageCodingError(.rightAlreadyTaken,
+                                         "a carrier's \(entry.carrier.kindName) was taken while the value encoded")
+            }
+            rights[entry.index] = right
+        }
+    }
+}

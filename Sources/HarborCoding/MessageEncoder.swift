@@ -1,0 +1,59 @@
+// Harbor — encodes a Codable value into a message: body, rights and regions.
+import HarborPorts
+
+/// Encodes an `Encodable` value into a ``HarborPorts/Message``: its fields in
+/// a compact binary body (``MessageCodingFormat``, Docs/Coding.md), and its
+/// `SendRight`, ``ReceiveRightCarrier``, ``SendOnceRightCarrier`` and
+/// `MemoryRegion` fields as real carried rights and out-of-line regions,
+/// which the body names by index. ``MessageDecoder`` reads it back, in this
+/// process or another.
+///
+/// ```swift
+/// struct Subscribe: Codable {
+///     var topic: String
+///     var events: SendRight              // where to send the events
+///     var reply: SendOnceRightCarrier    // one answer
+/// }
+/// let message = try MessageEncoder().encode(request, id: 3)
+/// try service.send(message)
+/// ```
+///
+/// Encoding moves the receive and send-once rights out of their carriers
+/// into the message, all at once when the whole value has encoded: a failed
+/// encoding leaves each carrier holding its right. A send right is copied
+/// (one more reference to the same right). A message has no reply right
+/// from encoding; set one with ``HarborPorts/Message/setReplyRight(_:)-(SendOnceRight)``.
+///
+/// **Cost:** one tree of the value's containers, then one pass writing the
+/// bytes (Docs/Benchmarks.md, "Codable messages"). **Thread safety:** a
+/// value; any thread.
+public struct MessageEncoder: Sendable {
+    /// Handed to the values' `encode(to:)` as the encoder's `userInfo`.
+    public var userInfo: [CodingUserInfoKey: any Sendable] = [:]
+
+    /// An encoder with no `userInfo`.
+    public init() {}
+
+    /// Encodes `value` as a message with id `id`.
+    ///
+    /// - Throws: ``MessageCodingError``: ``MessageCodingError/Code/limitExceeded``
+    ///   past a limit of ``MessageCodingFormat`` (body size, depth, rights,
+    ///   regions); ``MessageCodingError/Code/rightAlreadyTaken`` for a
+    ///   carrier already emptied or named twice; ``MessageCodingError/Code/invalidValue``
+    ///   when the value's own `encode(to:)` throws (in ``MessageCodingError/underlying``).
+    public func encode<T: Encodable>(_ value: T, id: Int32) throws(MessageCodingError) -> Message {
+        let state = EncodingState(userInfo: userInfo)
+        var writer = BodyWriter()
+        do {
+            let root = try BodyEncoder(state: state, codingPath: []).box(value, at: [])
+            try writer.write(root)
+        } catch {
+            throw MessageCodingError.wrapping(error)
+        }
+        try state.takeCarriedRights()
+        var message = Message(id: id, body: writer.bytes)
+        if !state.rights.isEmpty { message.content.rights = state.rights }
+        if !state.regions.isEmpty { message.content.regions = state.regions }
+        return message
+    }
+}
