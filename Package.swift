@@ -253,6 +253,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "HarborCodingTests",
+            dependencies: ["HarborCoding", "HarborPorts", "HarborTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "HarborFoundationTests",
             dependencies: ["HarborTransport", "HarborSystem", "HarborFoundation", "HarborRunLoop", "HarborTestSupport"],
             swiftSettings: strict
