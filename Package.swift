@@ -176,7 +176,7 @@ let package = Package(
         // The helper process cross-process tests spawn.
         .executableTarget(
             name: "harbor-peer",
-            dependencies: ["HarborSystem", "Harbor", "HarborPeerCommands"],
+            dependencies: ["HarborSystem", "Harbor", "HarborCoding", "HarborPeerCommands"],
             swiftSettings: strict
         ),
         // The hostile process the security tests spawn as another uid (P11,
@@ -274,7 +274,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborCrossProcessTests",
-            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborTestSupport", "harbor-peer", "HarborPeerCommands"],
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborCoding", "HarborTestSupport", "harbor-peer", "HarborPeerCommands"],
             swiftSettings: strict
         ),
         .testTarget(

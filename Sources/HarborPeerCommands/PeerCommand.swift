@@ -43,6 +43,11 @@ public enum PeerCommand {
     public static let burst: Int32 = 15
     /// ``receiveKept``, through a port set holding the kept right.
     public static let receiveKeptInSet: Int32 = 16
+    /// A HarborCoding body { note, reportTo: send, inbox: receive, answer:
+    /// send-once, payload: region }: receive two messages on inbox, send
+    /// ``used`` on reportTo, answer through answer with a coded report
+    /// { pid, note, received, regionCount, regionSum } (C03).
+    public static let coded: Int32 = 17
 
     /// Reply "key=value ...": the port's status and `WireRejections` by reason.
     public static let stats: Int32 = 40

@@ -1,0 +1,71 @@
+// Harbor — C03: a Codable message's rights and region work in another process.
+import Glibc
+import Harbor
+import HarborCoding
+import HarborPeerCommands
+import HarborTestSupport
+import Testing
+
+@Suite(.serialized, .deadline(.seconds(120)))
+struct CodedMessageTests {
+    /// What harbor-peer's `coded` command decodes (Sources/harbor-peer/Coded.swift).
+    struct Delivery: Codable {
+        var note: String
+        var reportTo: SendRight
+        var inbox: ReceiveRightCarrier
+        var answer: SendOnceRightCarrier
+        var payload: MemoryRegion
+    }
+
+    /// What it answers.
+    struct Report: Codable {
+        var pid: Int32
+        var note: String
+        var received: [String]
+        var regionCount: Int
+        var regionSum: UInt32
+    }
+
+    @Test func C03_P07_aSendARightAReceiveRightAndARegionAsCodableFieldsEachWorkInAnotherProcess() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let peer = try Peer(home: home)
+            let reports = ReceiveRight()
+            let answers = ReceiveRight()
+            let inbox = ReceiveRight()
+            let inboxSender = inbox.makeSendRight()
+            try inboxSender.send(Message(id: 1, text: "queued before the move"))
+            var buffer = try OutOfLineBuffer(count: 1 << 20)
+            var expected: UInt32 = 0
+            buffer.withUnsafeMutableBytes { bytes in
+                for index in stride(from: 0, to: bytes.count, by: 4096) {
+                    bytes[index] = UInt8(truncatingIfNeeded: index >> 12 | 1)
+                    expected &+= UInt32(bytes[index])
+                }
+            }
+            let delivery = Delivery(
+                note: "coded", reportTo: reports.makeSendRight(), inbox: ReceiveRightCarrier(inbox),
+                answer: SendOnceRightCarrier(answers.makeSendOnceRight()), payload: try MemoryRegion(sealing: buffer))
+            try peer.port.send(MessageEncoder().encode(delivery, id: PeerCommand.coded))
+            // The port now lives in the peer: what is sent to it now is received there.
+            try inboxSender.send(Message(id: 1, text: "sent after the move"))
+
+            let used = try reports.receive(timeout: .seconds(30))
+            #expect(used.id == PeerCommand.used)
+            #expect(used.text == "used by \(peer.pid)", "the send right reached this process from the peer")
+            var answer = try answers.receive(timeout: .seconds(30))
+            let (answerID, answerSender) = (answer.id, answer.trailer.sender.pid)
+            #expect(answerID == PeerCommand.coded, "the send-once right answered")
+            #expect(answerSender == peer.pid)
+            let report = try MessageDecoder().decode(Report.self, from: &answer)
+            #expect(report.pid == peer.pid)
+            #expect(report.note == "coded")
+            #expect(report.received == ["queued before the move", "sent after the move"],
+                    "the receive right moved with its queue and receives in the peer")
+            #expect(report.regionCount == 1 << 20 && report.regionSum == expected, "the region's bytes, read there")
+            peer.stop()
+            // The peer dropped the moved receive right when it was done: the port died there.
+            #expect(throws: PortError.self) { try inboxSender.send(Message(id: 1), timeout: .seconds(5)) }
+        }
+    }
+}
