@@ -206,7 +206,7 @@ let package = Package(
         .target(name: "CHarborTimerFloor"),
         .executableTarget(
             name: "harbor-bench",
-            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborBootstrap", "CHarborLinux", "CSystemd", "CHarborTimerFloor"],
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborBootstrap", "HarborCoding", "CHarborLinux", "CSystemd", "CHarborTimerFloor"],
             // Not `strict`: the benchmarks mix Foundation and Glibc, and with
             // MemberImportVisibility a clean build attributes Glibc's C structs
             // (timespec) to CoreFoundation in files that import only Glibc.
@@ -295,7 +295,8 @@ if Context.environment["HARBOR_FUZZ"] == "1" {
         .target(name: "CHarborFuzz", path: "Fuzz/CHarborFuzz"),
         .executableTarget(
             name: "harbor-fuzz",
-            dependencies: ["HarborTransport", "HarborSystem", "HarborBootstrap", "HarborPorts", "HarborRunLoop", "CHarborLinux", "CHarborFuzz"],
+            dependencies: ["HarborTransport", "HarborSystem", "HarborBootstrap", "HarborPorts", "HarborRunLoop", "HarborCoding",
+                           "CHarborLinux", "CHarborFuzz"],
             path: "Fuzz/harbor-fuzz",
             swiftSettings: strict
         ),

@@ -27,6 +27,8 @@ struct FuzzTarget: Sendable {
                    run: DecodeTarget.run, seeds: { DecodeTarget.seeds }, mutate: nil),
         FuzzTarget(name: "ledger", summary: "a port's per-uid accounting in process: charges, settles, parked messages",
                    run: LedgerTarget.run, seeds: { LedgerTarget.seeds }, mutate: nil),
+        FuzzTarget(name: "coding", summary: "HarborCoding's decoder: Codable bodies with rights and regions, in process",
+                   run: CodingTarget.run, seeds: { CodingTarget.seeds }, mutate: nil),
         FuzzTarget(name: "reassembly", summary: "fragmented messages put back together in process: starts, fragments, limits",
                    run: ReassemblyTarget.run, seeds: { ReassemblyTarget.seeds }, mutate: nil),
     ]

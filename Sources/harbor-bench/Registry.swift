@@ -21,4 +21,5 @@ let registeredBenchmarks: [any RunnableBenchmark] = [
     CrossProcessPayload(size: 1 << 20),
     CrossProcessPayload(size: 16 << 20),
     CrossProcessPayload(size: 256 << 20),
+    CodableMessage(),
 ]
