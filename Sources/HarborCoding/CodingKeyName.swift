@@ -1,18 +1,22 @@
 // Harbor — the coding keys the coder makes itself: array indices and "super".
 import HarborPorts
 
-/// A key for a coding path: an unkeyed container's index, or `super`.
+/// A key for a coding path: an unkeyed container's index, or `super`. An
+/// index's name is made only when asked for (an error's path), not for
+/// every element.
 struct CodingKeyName: CodingKey {
-    let stringValue: String
+    private let name: String?
     let intValue: Int?
 
+    var stringValue: String { name ?? "\(intValue ?? 0)" }
+
     init(stringValue: String) {
-        self.stringValue = stringValue
+        name = stringValue
         intValue = nil
     }
 
     init(intValue: Int) {
-        stringValue = "\(intValue)"
+        name = nil
         self.intValue = intValue
     }
 

@@ -62,7 +62,7 @@ public struct MessageDecoder: Sendable {
             }
         }
         do {
-            return try BodyDecoder(state: state, node: 0, codingPath: []).unbox(type, at: 0, path: [])
+            return try BodyDecoder(state: state).unbox(type, at: 0, key: nil)
         } catch {
             throw MessageCodingError.wrapping(error)
         }

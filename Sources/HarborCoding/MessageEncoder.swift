@@ -45,7 +45,7 @@ public struct MessageEncoder: Sendable {
         let state = EncodingState(userInfo: userInfo)
         var writer = BodyWriter()
         do {
-            let root = try BodyEncoder(state: state, codingPath: []).box(value, at: [])
+            let root = try BodyEncoder(state: state).box(value)
             try writer.write(root)
         } catch {
             throw MessageCodingError.wrapping(error)

@@ -6,14 +6,44 @@ import HarborPorts
 final class BodyDecoder: Decoder, SingleValueDecodingContainer {
     let state: DecodingState
     let node: Int
-    let codingPath: [any CodingKey]
+    /// The decoder of the value this one's value is in, and its key there:
+    /// the coding path, made only when asked for (an error), not an array
+    /// per field.
+    private let parent: BodyDecoder?
+    private let key: (any CodingKey)?
 
     var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
 
-    init(state: DecodingState, node: Int, codingPath: [any CodingKey]) {
+    var codingPath: [any CodingKey] {
+        var path: [any CodingKey] = []
+        var decoder: BodyDecoder? = self
+        while let current = decoder, let key = current.key {
+            path.append(key)
+            decoder = current.parent
+        }
+        return path.reversed()
+    }
+
+    /// The top-level value's decoder.
+    init(state: DecodingState) {
         self.state = state
+        node = 0
+        parent = nil
+        key = nil
+    }
+
+    /// The decoder of the value at `node`, which is at `key` in `parent`'s
+    /// value (or at the same place as `parent`'s, without a key).
+    init(_ parent: BodyDecoder, node: Int, key: (any CodingKey)?) {
+        state = parent.state
         self.node = node
-        self.codingPath = codingPath
+        if let key {
+            self.parent = parent
+            self.key = key
+        } else {
+            self.parent = parent.parent
+            self.key = parent.key
+        }
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
@@ -45,12 +75,14 @@ final class BodyDecoder: Decoder, SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try state.integer(node, type, path: codingPath) }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try state.integer(node, type, path: codingPath) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try state.integer(node, type, path: codingPath) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try unbox(type, at: node, path: codingPath) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try unbox(type, at: node, key: nil) }
 
-    /// Decodes the value at `node` (a byte string straight into `[UInt8]`).
-    func unbox<T: Decodable>(_ type: T.Type, at node: Int, path: [any CodingKey]) throws -> T {
+    /// Decodes the value at `node`, at `key` in this decoder's value (or,
+    /// without a key, this decoder's own value); a byte string straight
+    /// into `[UInt8]`.
+    func unbox<T: Decodable>(_ type: T.Type, at node: Int, key: (any CodingKey)?) throws -> T {
         if T.self == [UInt8].self, let bytes = state.bytes(node) { return bytes as! T }
-        return try T(from: BodyDecoder(state: state, node: node, codingPath: path))
+        return try T(from: BodyDecoder(self, node: node, key: key))
     }
 
     /// The body decoder behind `decoder`, or a typed error saying that

@@ -25,72 +25,72 @@ final class DecodingState {
     }
 
     /// Takes the right that node `node` names (the reader checked its kind).
-    func takeRight(_ node: Int, _ tag: MessageCodingFormat.Tag, path: [any CodingKey]) throws(MessageCodingError)
+    func takeRight(_ node: Int, _ tag: MessageCodingFormat.Tag, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError)
         -> CarriedRight
     {
-        try expect(node, tag, path: path)
+        try expect(node, tag, path: path())
         let index = Int(tape[node].payload)
         let right = rights[index]
         guard right.kind != .taken else {
-            throw MessageCodingError(.invalidRightIndex, "right \(index) was already decoded", codingPath: path)
+            throw MessageCodingError(.invalidRightIndex, "right \(index) was already decoded", codingPath: path())
         }
         rights[index] = .taken
         taken.append(index)
         return right
     }
 
-    func region(_ node: Int, path: [any CodingKey]) throws(MessageCodingError) -> MappedRegion {
-        try expect(node, .region, path: path)
+    func region(_ node: Int, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) -> MappedRegion {
+        try expect(node, .region, path: path())
         return regions[Int(tape[node].payload)]
     }
 
     func isNull(_ node: Int) -> Bool { tape[node].tag == .null }
 
-    func bool(_ node: Int, path: [any CodingKey]) throws(MessageCodingError) -> Bool {
+    func bool(_ node: Int, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) -> Bool {
         switch tape[node].tag {
         case .true: return true
         case .false: return false
-        default: throw mismatch(node, Bool.self, path: path)
+        default: throw mismatch(node, Bool.self, path: path())
         }
     }
 
-    func integer<T: FixedWidthInteger>(_ node: Int, _ type: T.Type, path: [any CodingKey]) throws(MessageCodingError) -> T {
+    func integer<T: FixedWidthInteger>(_ node: Int, _ type: T.Type, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) -> T {
         let payload = tape[node].payload
         let value: T?
         switch tape[node].tag {
         case .signed: value = T(exactly: Int64(bitPattern: payload >> 1) ^ -Int64(bitPattern: payload & 1))
         case .unsigned: value = T(exactly: payload)
-        default: throw mismatch(node, T.self, path: path)
+        default: throw mismatch(node, T.self, path: path())
         }
         guard let value else {
-            throw MessageCodingError(.dataCorrupted, "the number does not fit \(T.self)", codingPath: path)
+            throw MessageCodingError(.dataCorrupted, "the number does not fit \(T.self)", codingPath: path())
         }
         return value
     }
 
-    func double(_ node: Int, path: [any CodingKey]) throws(MessageCodingError) -> Double {
+    func double(_ node: Int, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) -> Double {
         switch tape[node].tag {
         case .double: return Double(bitPattern: tape[node].payload)
         case .float: return Double(Float(bitPattern: UInt32(truncatingIfNeeded: tape[node].payload)))
-        default: throw mismatch(node, Double.self, path: path)
+        default: throw mismatch(node, Double.self, path: path())
         }
     }
 
-    func float(_ node: Int, path: [any CodingKey]) throws(MessageCodingError) -> Float {
+    func float(_ node: Int, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) -> Float {
         switch tape[node].tag {
         case .float: return Float(bitPattern: UInt32(truncatingIfNeeded: tape[node].payload))
         case .double:
             let double = Double(bitPattern: tape[node].payload)
             guard let value = Float(exactly: double) else {
-                throw MessageCodingError(.dataCorrupted, "\(double) does not fit Float", codingPath: path)
+                throw MessageCodingError(.dataCorrupted, "\(double) does not fit Float", codingPath: path())
             }
             return value
-        default: throw mismatch(node, Float.self, path: path)
+        default: throw mismatch(node, Float.self, path: path())
         }
     }
 
-    func string(_ node: Int, path: [any CodingKey]) throws(MessageCodingError) -> String {
-        try expect(node, .string, path: path)
+    func string(_ node: Int, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) -> String {
+        try expect(node, .string, path: path())
         return strings[Int(tape[node].payload)]
     }
 
@@ -101,15 +101,15 @@ final class DecodingState {
         return Array(body[start..<(start + Int(tape[node].count))])
     }
 
-    func expect(_ node: Int, _ tag: MessageCodingFormat.Tag, path: [any CodingKey]) throws(MessageCodingError) {
-        guard tape[node].tag == tag else { throw mismatch(node, tag, path: path) }
+    func expect(_ node: Int, _ tag: MessageCodingFormat.Tag, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) {
+        guard tape[node].tag == tag else { throw mismatch(node, tag, path: path()) }
     }
 
-    func mismatch(_ node: Int, _ expected: Any, path: [any CodingKey]) -> MessageCodingError {
+    func mismatch(_ node: Int, _ expected: Any, path: @autoclosure () -> [any CodingKey]) -> MessageCodingError {
         let found = tape[node].tag
         if found == .null {
-            return MessageCodingError(.valueNotFound, "expected \(expected), found nil", codingPath: path)
+            return MessageCodingError(.valueNotFound, "expected \(expected), found nil", codingPath: path())
         }
-        return MessageCodingError(.typeMismatch, "expected \(expected), found \(found)", codingPath: path)
+        return MessageCodingError(.typeMismatch, "expected \(expected), found \(found)", codingPath: path())
     }
 }

@@ -74,27 +74,27 @@ struct KeyedBodyDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try decoder.unbox(type, at: node(key), path: codingPath + [key])
+        try decoder.unbox(type, at: node(key), key: key)
     }
 
     func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        try BodyDecoder(state: state, node: node(key), codingPath: codingPath + [key]).container(keyedBy: type)
+        try BodyDecoder(decoder, node: node(key), key: key).container(keyedBy: type)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        try BodyDecoder(state: state, node: node(key), codingPath: codingPath + [key]).unkeyedContainer()
+        try BodyDecoder(decoder, node: node(key), key: key).unkeyedContainer()
     }
 
     func superDecoder() throws -> any Decoder {
         guard let node = entries.first(where: { state.strings[$0.key] == CodingKeyName.super.stringValue })?.node else {
             throw MessageCodingError(.keyNotFound, "no key \"super\"", codingPath: codingPath)
         }
-        return BodyDecoder(state: state, node: node, codingPath: codingPath + [CodingKeyName.super])
+        return BodyDecoder(decoder, node: node, key: CodingKeyName.super)
     }
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
-        BodyDecoder(state: state, node: try node(key), codingPath: codingPath + [key])
+        BodyDecoder(decoder, node: try node(key), key: key)
     }
 }

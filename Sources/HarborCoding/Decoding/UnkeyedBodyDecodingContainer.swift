@@ -18,7 +18,8 @@ struct UnkeyedBodyDecodingContainer: UnkeyedDecodingContainer {
     var isAtEnd: Bool { currentIndex >= count! }
 
     private var state: DecodingState { decoder.state }
-    private var path: [any CodingKey] { codingPath + [CodingKeyName(index: currentIndex)] }
+    private var key: CodingKeyName { CodingKeyName(index: currentIndex) }
+    private var path: [any CodingKey] { codingPath + [key] }
 
     /// The next value's node, or a typed error at the end.
     private func next(_ type: Any.Type) throws(MessageCodingError) -> Int {
@@ -34,22 +35,36 @@ struct UnkeyedBodyDecodingContainer: UnkeyedDecodingContainer {
         currentIndex += 1
     }
 
-    private mutating func take<T>(_ type: T.Type, _ read: (Int, [any CodingKey]) throws -> T) throws -> T {
-        let value = try read(next(type), path)
-        advance()
-        return value
-    }
-
     mutating func decodeNil() throws -> Bool {
         guard try state.isNull(next(Never.self)) else { return false }
         advance()
         return true
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool { try take(type, state.bool) }
-    mutating func decode(_ type: String.Type) throws -> String { try take(type, state.string) }
-    mutating func decode(_ type: Double.Type) throws -> Double { try take(type, state.double) }
-    mutating func decode(_ type: Float.Type) throws -> Float { try take(type, state.float) }
+    mutating func decode(_ type: Bool.Type) throws -> Bool {
+        let value = try state.bool(next(type), path: path)
+        advance()
+        return value
+    }
+
+    mutating func decode(_ type: String.Type) throws -> String {
+        let value = try state.string(next(type), path: path)
+        advance()
+        return value
+    }
+
+    mutating func decode(_ type: Double.Type) throws -> Double {
+        let value = try state.double(next(type), path: path)
+        advance()
+        return value
+    }
+
+    mutating func decode(_ type: Float.Type) throws -> Float {
+        let value = try state.float(next(type), path: path)
+        advance()
+        return value
+    }
+
     mutating func decode(_ type: Int.Type) throws -> Int { try integer(type) }
     mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer(type) }
     mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer(type) }
@@ -62,26 +77,34 @@ struct UnkeyedBodyDecodingContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
 
     private mutating func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
-        try take(type) { [state] node, path in try state.integer(node, type, path: path) }
+        let value = try state.integer(next(type), type, path: path)
+        advance()
+        return value
     }
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try take(type) { [decoder] node, path in try decoder.unbox(type, at: node, path: path) }
+        let value = try decoder.unbox(type, at: next(type), key: key)
+        advance()
+        return value
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
-        try take(KeyedDecodingContainer<NestedKey>.self) { [state] node, path in
-            try BodyDecoder(state: state, node: node, codingPath: path).container(keyedBy: type)
-        }
+        let container = try BodyDecoder(decoder, node: next(KeyedDecodingContainer<NestedKey>.self), key: key)
+            .container(keyedBy: type)
+        advance()
+        return container
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        try take((any UnkeyedDecodingContainer).self) { [state] node, path in
-            try BodyDecoder(state: state, node: node, codingPath: path).unkeyedContainer()
-        }
+        let container = try BodyDecoder(decoder, node: next((any UnkeyedDecodingContainer).self), key: key)
+            .unkeyedContainer()
+        advance()
+        return container
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        try take((any Decoder).self) { [state] node, path in BodyDecoder(state: state, node: node, codingPath: path) }
+        let superDecoder = BodyDecoder(decoder, node: try next((any Decoder).self), key: key)
+        advance()
+        return superDecoder
     }
 }

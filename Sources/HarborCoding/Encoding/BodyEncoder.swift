@@ -5,15 +5,49 @@ import HarborPorts
 /// container (a value that asks for one writes ``node`` directly).
 final class BodyEncoder: Encoder, SingleValueEncodingContainer {
     let state: EncodingState
-    let codingPath: [any CodingKey]
+    /// The encoder of the value this one's value is in, and its key there:
+    /// the coding path, made only when asked for (an error, a value that
+    /// reads it), not an array per field.
+    private let parent: BodyEncoder?
+    private let key: (any CodingKey)?
+    /// How many keys deep the value is.
+    let depth: Int
     /// What the value wrote; nil until it writes anything.
     var node: EncodedNode?
 
     var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
 
-    init(state: EncodingState, codingPath: [any CodingKey]) {
+    var codingPath: [any CodingKey] {
+        var path: [any CodingKey] = []
+        var encoder: BodyEncoder? = self
+        while let current = encoder, let key = current.key {
+            path.append(key)
+            encoder = current.parent
+        }
+        return path.reversed()
+    }
+
+    init(state: EncodingState) {
         self.state = state
-        self.codingPath = codingPath
+        parent = nil
+        key = nil
+        depth = 0
+    }
+
+    /// Another encoder at the same place (a single-value container's value).
+    init(sibling: BodyEncoder) {
+        state = sibling.state
+        parent = sibling.parent
+        key = sibling.key
+        depth = sibling.depth
+    }
+
+    /// The encoder of the value at `key` in this one's.
+    init(parent: BodyEncoder, key: any CodingKey) {
+        state = parent.state
+        self.parent = parent
+        self.key = key
+        depth = parent.depth + 1
     }
 
     /// The value written, an empty keyed container if it wrote nothing.
@@ -60,19 +94,28 @@ final class BodyEncoder: Encoder, SingleValueEncodingContainer {
     func encode(_ value: UInt16) { node = .unsigned(UInt64(value)) }
     func encode(_ value: UInt32) { node = .unsigned(UInt64(value)) }
     func encode(_ value: UInt64) { node = .unsigned(value) }
-    func encode<T: Encodable>(_ value: T) throws { node = try box(value, at: codingPath) }
+    func encode<T: Encodable>(_ value: T) throws { node = try box(value) }
 
     // MARK: Nested values
 
-    /// Encodes `value` at `path` into a node of its own.
-    func box<T: Encodable>(_ value: T, at path: [any CodingKey]) throws -> EncodedNode {
+    /// Encodes `value`, this encoder's own value (the top level, or a
+    /// single-value container's), into a node.
+    func box<T: Encodable>(_ value: T) throws -> EncodedNode {
         // A byte array is a byte string, not an array of numbers.
         if T.self == [UInt8].self { return .bytes(value as! [UInt8]) }
-        guard path.count < MessageCodingFormat.maximumDepth else {
+        let sibling = BodyEncoder(sibling: self)
+        try value.encode(to: sibling)
+        return sibling.result
+    }
+
+    /// Encodes `value`, at `key` in this encoder's value, into a node of its own.
+    func box<T: Encodable>(_ value: T, at key: any CodingKey) throws -> EncodedNode {
+        if T.self == [UInt8].self { return .bytes(value as! [UInt8]) }
+        guard depth < MessageCodingFormat.maximumDepth else {
             throw MessageCodingError(.limitExceeded, "values nested more than \(MessageCodingFormat.maximumDepth) deep",
-                                     codingPath: path)
+                                     codingPath: codingPath + [key])
         }
-        let child = BodyEncoder(state: state, codingPath: path)
+        let child = BodyEncoder(parent: self, key: key)
         try value.encode(to: child)
         return child.result
     }

@@ -17,42 +17,42 @@ final class EncodingState {
     init(userInfo: [CodingUserInfoKey: Any]) { self.userInfo = userInfo }
 
     /// Adds a send right; its index.
-    func add(_ right: SendRight, path: [any CodingKey]) throws(MessageCodingError) -> Int {
-        try reserveRight(path: path)
+    func add(_ right: SendRight, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) -> Int {
+        try reserveRight(path: path())
         rights.append(.send(right.token))
         return rights.count - 1
     }
 
     /// Adds a carrier's right, to be taken when the encoding succeeds; its index.
-    func add(_ carrier: any RightCarrier, path: [any CodingKey]) throws(MessageCodingError) -> Int {
+    func add(_ carrier: any RightCarrier, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) -> Int {
         guard !carrier.isTaken else {
             throw MessageCodingError(.rightAlreadyTaken, "the carrier's \(carrier.kindName) was already taken",
-                                     codingPath: path)
+                                     codingPath: path())
         }
         guard !carriers.contains(where: { $0.carrier === carrier }) else {
             throw MessageCodingError(.rightAlreadyTaken, "one carrier's \(carrier.kindName) appears twice in the value",
-                                     codingPath: path)
+                                     codingPath: path())
         }
-        try reserveRight(path: path)
+        try reserveRight(path: path())
         rights.append(.taken)
         carriers.append((rights.count - 1, carrier))
         return rights.count - 1
     }
 
     /// Adds an out-of-line region; its index.
-    func add(_ region: MappedRegion, path: [any CodingKey]) throws(MessageCodingError) -> Int {
+    func add(_ region: MappedRegion, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) -> Int {
         guard regions.count < MessageCodingFormat.maximumRegions else {
             throw MessageCodingError(.limitExceeded, "more than \(MessageCodingFormat.maximumRegions) out-of-line regions",
-                                     codingPath: path)
+                                     codingPath: path())
         }
         regions.append(region)
         return regions.count - 1
     }
 
-    private func reserveRight(path: [any CodingKey]) throws(MessageCodingError) {
+    private func reserveRight(path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) {
         guard rights.count < MessageCodingFormat.maximumRights else {
             throw MessageCodingError(.limitExceeded, "more than \(MessageCodingFormat.maximumRights) carried rights",
-                                     codingPath: path)
+                                     codingPath: path())
         }
     }
 

@@ -25,7 +25,7 @@ struct KeyedBodyEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     mutating func encode(_ value: UInt64, forKey key: Key) { storage.set(key.stringValue, .unsigned(value)) }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        storage.set(key.stringValue, try encoder.box(value, at: codingPath + [key]))
+        storage.set(key.stringValue, try encoder.box(value, at: key))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
@@ -33,14 +33,14 @@ struct KeyedBodyEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     ) -> KeyedEncodingContainer<NestedKey> {
         let nested = EncodedKeyed()
         storage.set(key.stringValue, .keyed(nested))
-        let child = BodyEncoder(state: encoder.state, codingPath: codingPath + [key])
+        let child = BodyEncoder(parent: encoder, key: key)
         return KeyedEncodingContainer(KeyedBodyEncodingContainer<NestedKey>(encoder: child, storage: nested))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         let nested = EncodedArray()
         storage.set(key.stringValue, .array(nested))
-        let child = BodyEncoder(state: encoder.state, codingPath: codingPath + [key])
+        let child = BodyEncoder(parent: encoder, key: key)
         return UnkeyedBodyEncodingContainer(encoder: child, storage: nested)
     }
 
@@ -49,7 +49,7 @@ struct KeyedBodyEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder(named: key) }
 
     private func superEncoder(named key: any CodingKey) -> any Encoder {
-        let child = BodyEncoder(state: encoder.state, codingPath: codingPath + [key])
+        let child = BodyEncoder(parent: encoder, key: key)
         storage.set(key.stringValue, .deferred(child))
         return child
     }

@@ -28,25 +28,25 @@ struct UnkeyedBodyEncodingContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: UInt64) { storage.items.append(.unsigned(value)) }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
-        storage.items.append(try encoder.box(value, at: codingPath + [nextKey]))
+        storage.items.append(try encoder.box(value, at: nextKey))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
         let nested = EncodedKeyed()
-        let child = BodyEncoder(state: encoder.state, codingPath: codingPath + [nextKey])
+        let child = BodyEncoder(parent: encoder, key: nextKey)
         storage.items.append(.keyed(nested))
         return KeyedEncodingContainer(KeyedBodyEncodingContainer<NestedKey>(encoder: child, storage: nested))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
         let nested = EncodedArray()
-        let child = BodyEncoder(state: encoder.state, codingPath: codingPath + [nextKey])
+        let child = BodyEncoder(parent: encoder, key: nextKey)
         storage.items.append(.array(nested))
         return UnkeyedBodyEncodingContainer(encoder: child, storage: nested)
     }
 
     mutating func superEncoder() -> any Encoder {
-        let child = BodyEncoder(state: encoder.state, codingPath: codingPath + [nextKey])
+        let child = BodyEncoder(parent: encoder, key: nextKey)
         storage.items.append(.deferred(child))
         return child
     }
