@@ -16,8 +16,20 @@ struct Sample: Codable, Equatable {
     var list: [Int32]
     var map: [String: Bool]
     var bytes: [UInt8]
-    var maybe: Float?
+    var maybe: FloatBits?
     var inner: [Sample]?
+}
+
+/// A Float compared by its bits, so that a NaN that came back is equal.
+struct FloatBits: Codable, Equatable {
+    var value: Float
+    init(_ value: Float) { self.value = value }
+    init(from decoder: any Decoder) throws { value = try decoder.singleValueContainer().decode(Float.self) }
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
+    }
+    static func == (left: FloatBits, right: FloatBits) -> Bool { left.value.bitPattern == right.value.bitPattern }
 }
 
 /// A value with every kind of right and a region as fields.
@@ -40,7 +52,7 @@ enum CodingSeeds {
         let full = Sample(id: .max, small: .min, name: "naïve ⚓", kind: .ccc,
                           shape: .nested([.point(x: -1, y: .max), .label("l"), .none]),
                           list: [0, -1, .max, .min], map: ["t": true, "f": false], bytes: [0, 0xFF, 7],
-                          maybe: -.infinity, inner: [leaf, leaf])
+                          maybe: FloatBits(-.infinity), inner: [leaf, leaf])
         for sample in [leaf, full] {
             if let message = try? MessageEncoder().encode(sample, id: 1) { add([0, 0, 0], message) }
         }
