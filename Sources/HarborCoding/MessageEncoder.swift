@@ -45,7 +45,7 @@ public struct MessageEncoder: Sendable {
         let state = EncodingState(userInfo: userInfo)
         var writer = BodyWriter()
         do {
-            let root = try BodyEncoder(state: state).box(value)
+            let root = try BodyEncoder.encode(value, state: state)
             try writer.write(root)
         } catch {
             throw MessageCodingError.wrapping(error)

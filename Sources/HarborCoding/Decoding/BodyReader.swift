@@ -35,8 +35,9 @@ struct BodyReader {
                                      "version \(version); this decoder reads version \(MessageCodingFormat.version)")
         }
         var reader = BodyReader(body: body, rightKinds: rightKinds, regionCount: regionCount)
+        reader.tape.reserveCapacity(min(body.count, 32))
         reader.offset = 1
-        try reader.value(depth: 0, key: -1)
+        try reader.value(depth: 0, key: -1..<(-1))
         guard reader.offset == body.count else {
             throw MessageCodingError(.malformedBody, "\(body.count - reader.offset) bytes after the value")
         }
@@ -53,7 +54,7 @@ struct BodyReader {
 
     private var remaining: Int { body.count - offset }
 
-    private mutating func value(depth: Int, key: Int32) throws(MessageCodingError) {
+    private mutating func value(depth: Int, key: Range<Int>) throws(MessageCodingError) {
         let at = offset
         let byte = try self.byte()
         guard let tag = MessageCodingFormat.Tag(rawValue: byte) else {
@@ -106,24 +107,28 @@ struct BodyReader {
             regionUsed[Int(region)] = true
             payload = region
         }
-        tape.append(TapeNode(tag: tag, key: key, end: 0, count: count, start: start, payload: payload))
+        tape.append(TapeNode(tag: tag, keyStart: Int32(key.lowerBound), keyLength: Int32(key.count), end: 0,
+                             count: count, start: start, payload: payload))
         if tag == .array {
-            for _ in 0..<count { try value(depth: depth + 1, key: -1) }
+            for _ in 0..<count { try value(depth: depth + 1, key: -1..<(-1)) }
         } else if tag == .keyed {
-            // Keys are compared pairwise in a small container, through a
-            // set in a large one, so that n keys cost O(n), not O(n²).
-            // (Strings of nested values lie between the keys in `strings`.)
-            var keys: [Int] = []
-            var seen: Set<String>? = count > 16 ? [] : nil
+            // Keys are compared with the container's earlier keys (its
+            // values' nodes, already on the tape) in a small container,
+            // through a set in a large one, so n keys cost O(n), not O(n²).
+            var seen: Set<[UInt8]>? = count > 16 ? [] : nil
             for _ in 0..<count {
-                let key = try string()
+                let key = try self.key()
                 if seen != nil {
-                    guard seen!.insert(strings[key]).inserted else { throw duplicate(key) }
+                    guard seen!.insert(Array(body[key])).inserted else { throw duplicate(key) }
                 } else {
-                    for earlier in keys where strings[earlier] == strings[key] { throw duplicate(key) }
-                    keys.append(key)
+                    var earlier = index + 1
+                    while earlier < tape.count {
+                        let range = Int(tape[earlier].keyStart)..<Int(tape[earlier].keyStart + tape[earlier].keyLength)
+                        if body[range].elementsEqual(body[key]) { throw duplicate(key) }
+                        earlier = Int(tape[earlier].end)
+                    }
                 }
-                try value(depth: depth + 1, key: Int32(key))
+                try value(depth: depth + 1, key: key)
             }
         }
         tape[index].end = Int32(tape.count)
@@ -151,8 +156,8 @@ struct BodyReader {
         return right
     }
 
-    private func duplicate(_ key: Int) -> MessageCodingError {
-        MessageCodingError(.malformedBody, "key \"\(strings[key])\" twice in one container")
+    private func duplicate(_ key: Range<Int>) -> MessageCodingError {
+        MessageCodingError(.malformedBody, "key \"\(String(decoding: body[key], as: UTF8.self))\" twice in one container")
     }
 
     private mutating func byte() throws(MessageCodingError) -> UInt8 {
@@ -199,11 +204,31 @@ struct BodyReader {
         let at = offset
         let length = try length()
         let bytes = UnsafeRawBufferPointer(rebasing: body[offset..<(offset + length)])
-        guard let string = String(validating: bytes, as: UTF8.self) else {
-            throw MessageCodingError(.malformedBody, "a string at offset \(at) is not UTF-8")
-        }
+        // ASCII (the usual case) needs no further check and decodes fastest.
+        let string = Self.isASCII(bytes) ? String(decoding: bytes, as: UTF8.self)
+            : String(validating: bytes, as: UTF8.self)
+        guard let string else { throw MessageCodingError(.malformedBody, "a string at offset \(at) is not UTF-8") }
         offset += length
         strings.append(string)
         return strings.count - 1
+    }
+
+    /// A key's length and UTF-8, checked; where its bytes are.
+    private mutating func key() throws(MessageCodingError) -> Range<Int> {
+        let at = offset
+        let length = try length()
+        let range = offset..<(offset + length)
+        let bytes = UnsafeRawBufferPointer(rebasing: body[range])
+        guard Self.isASCII(bytes) || String(validating: bytes, as: UTF8.self) != nil else {
+            throw MessageCodingError(.malformedBody, "a key at offset \(at) is not UTF-8")
+        }
+        offset += length
+        return range
+    }
+
+    private static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var any: UInt8 = 0
+        for byte in bytes { any |= byte }
+        return any < 0x80
     }
 }

@@ -13,6 +13,11 @@ final class DecodingState {
     let regions: [MappedRegion]
     /// The indices of the rights taken out, to mark taken in the message.
     private(set) var taken: [Int] = []
+    /// Where the last key looked up in keyed container ``hintContainer``
+    /// was found, plus one value: types decode their keys in the order they
+    /// encoded them, so the next key is usually the next value.
+    var hintContainer = -1
+    var hint = 0
 
     init(body: [UInt8], reader: BodyReader, rights: [CarriedRight], regions: [MappedRegion],
          userInfo: [CodingUserInfoKey: Any]) {
@@ -45,6 +50,24 @@ final class DecodingState {
     }
 
     func isNull(_ node: Int) -> Bool { tape[node].tag == .null }
+
+    /// Whether the key of the value at `node` is `name`, compared as UTF-8 bytes.
+    func key(of node: Int, is name: String) -> Bool {
+        let start = Int(tape[node].keyStart)
+        let count = Int(tape[node].keyLength)
+        var name = name
+        return name.withUTF8 { utf8 in
+            utf8.count == count && body.withUnsafeBufferPointer { body in
+                UnsafeBufferPointer(rebasing: body[start..<(start + count)]).elementsEqual(utf8)
+            }
+        }
+    }
+
+    /// The key of the value at `node` (checked UTF-8 when parsed).
+    func keyString(_ node: Int) -> String {
+        let start = Int(tape[node].keyStart)
+        return String(decoding: body[start..<(start + Int(tape[node].keyLength))], as: UTF8.self)
+    }
 
     func bool(_ node: Int, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) -> Bool {
         switch tape[node].tag {

@@ -5,8 +5,11 @@ import HarborPorts
 /// keys, a dictionary built once over many.
 struct KeyedBodyDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     private let decoder: BodyDecoder
-    /// (key's index in `strings`, value's node), in body order.
-    private let entries: [(key: Int, node: Int)]
+    /// The container's first value's node and the node after its last.
+    private let first: Int
+    private let end: Int
+    /// Each key's value, for a large container; nil for a small one, which
+    /// is searched in place (no allocation).
     private let positions: [String: Int]?
 
     private static var linearLimit: Int { 16 }
@@ -14,17 +17,16 @@ struct KeyedBodyDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     init(decoder: BodyDecoder) {
         self.decoder = decoder
         let tape = decoder.state.tape
-        var entries: [(key: Int, node: Int)] = []
-        entries.reserveCapacity(Int(tape[decoder.node].count))
-        var child = decoder.node + 1
-        while child < Int(tape[decoder.node].end) {
-            entries.append((Int(tape[child].key), child))
-            child = Int(tape[child].end)
-        }
-        self.entries = entries
-        if entries.count > Self.linearLimit {
-            let strings = decoder.state.strings
-            positions = Dictionary(entries.map { (strings[$0.key], $0.node) }, uniquingKeysWith: { first, _ in first })
+        first = decoder.node + 1
+        end = Int(tape[decoder.node].end)
+        if tape[decoder.node].count > Self.linearLimit {
+            var positions: [String: Int] = [:]
+            var child = first
+            while child < end {
+                positions[decoder.state.keyString(child)] = child
+                child = Int(tape[child].end)
+            }
+            self.positions = positions
         } else {
             positions = nil
         }
@@ -32,16 +34,45 @@ struct KeyedBodyDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     var codingPath: [any CodingKey] { decoder.codingPath }
 
-    var allKeys: [Key] { entries.compactMap { Key(stringValue: decoder.state.strings[$0.key]) } }
+    /// The value nodes, in body order.
+    private var children: [Int] {
+        var children: [Int] = []
+        var child = first
+        while child < end {
+            children.append(child)
+            child = Int(state.tape[child].end)
+        }
+        return children
+    }
+
+    var allKeys: [Key] { children.compactMap { Key(stringValue: state.keyString($0)) } }
 
     func contains(_ key: Key) -> Bool { lookup(key) != nil }
 
+    /// The value node of `key`: from where the last look-up in this
+    /// container ended, to the end and round again.
     private func lookup(_ key: Key) -> Int? {
         if let positions { return positions[key.stringValue] }
         let name = key.stringValue
-        let strings = decoder.state.strings
-        for entry in entries where strings[entry.key] == name { return entry.node }
-        return nil
+        let state = self.state
+        let tape = state.tape
+        let start = state.hintContainer == decoder.node ? state.hint : first
+        var child = start
+        var wrapped = false
+        while true {
+            if child >= end {
+                if wrapped || start == first { return nil }
+                wrapped = true
+                child = first
+            }
+            if wrapped && child >= start { return nil }
+            if state.key(of: child, is: name) {
+                state.hintContainer = decoder.node
+                state.hint = Int(tape[child].end)
+                return child
+            }
+            child = Int(tape[child].end)
+        }
     }
 
     private func node(_ key: Key) throws(MessageCodingError) -> Int {
@@ -88,7 +119,7 @@ struct KeyedBodyDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     func superDecoder() throws -> any Decoder {
-        guard let node = entries.first(where: { state.strings[$0.key] == CodingKeyName.super.stringValue })?.node else {
+        guard let node = children.first(where: { state.key(of: $0, is: CodingKeyName.super.stringValue) }) else {
             throw MessageCodingError(.keyNotFound, "no key \"super\"", codingPath: codingPath)
         }
         return BodyDecoder(decoder, node: node, key: CodingKeyName.super)

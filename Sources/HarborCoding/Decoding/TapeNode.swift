@@ -7,9 +7,12 @@ import HarborPorts
 /// 1 up to its ``end``.
 struct TapeNode {
     let tag: MessageCodingFormat.Tag
-    /// The index of the key in ``DecodingState/strings`` when the value is
-    /// in a keyed container, else -1.
-    let key: Int32
+    /// Where the value's key (checked UTF-8) starts in the body when the
+    /// value is in a keyed container, else -1; keys are compared as bytes,
+    /// never made into strings unless `allKeys` asks.
+    let keyStart: Int32
+    /// The key's length in bytes.
+    let keyLength: Int32
     /// The index of the first node after this value and everything in it.
     var end: Int32
     /// A container's number of values; a byte string's length.

@@ -98,6 +98,14 @@ final class BodyEncoder: Encoder, SingleValueEncodingContainer {
 
     // MARK: Nested values
 
+    /// Encodes `value` as the top-level value.
+    static func encode<T: Encodable>(_ value: T, state: EncodingState) throws -> EncodedNode {
+        if T.self == [UInt8].self { return .bytes(value as! [UInt8]) }
+        let root = BodyEncoder(state: state)
+        try value.encode(to: root)
+        return root.result
+    }
+
     /// Encodes `value`, this encoder's own value (the top level, or a
     /// single-value container's), into a node.
     func box<T: Encodable>(_ value: T) throws -> EncodedNode {

@@ -45,8 +45,8 @@ struct BodyWriter {
         case .keyed(let keyed):
             try enter(depth)
             tag(.keyed)
-            varint(UInt64(keyed.keys.count))
-            for (key, value) in zip(keyed.keys, keyed.values) {
+            varint(UInt64(keyed.entries.count))
+            for (key, value) in keyed.entries {
                 var key = key
                 key.withUTF8 { utf8 in
                     varint(UInt64(utf8.count))

@@ -32,8 +32,7 @@ final class EncodedArray {
 /// again replaces its value (as JSONEncoder does), so the body never holds
 /// a key twice, which the decoder refuses.
 final class EncodedKeyed {
-    private(set) var keys: [String] = []
-    private(set) var values: [EncodedNode] = []
+    private(set) var entries: [(key: String, value: EncodedNode)] = []
     /// Built once the container is large enough that a linear search costs more.
     private var positions: [String: Int]?
 
@@ -41,20 +40,20 @@ final class EncodedKeyed {
 
     func set(_ key: String, _ value: EncodedNode) {
         if let position = position(of: key) {
-            values[position] = value
+            entries[position].value = value
             return
         }
-        keys.append(key)
-        values.append(value)
+        if entries.isEmpty { entries.reserveCapacity(8) }
+        entries.append((key, value))
         if positions != nil {
-            positions![key] = keys.count - 1
-        } else if keys.count > Self.linearLimit {
-            positions = Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, $0) })
+            positions![key] = entries.count - 1
+        } else if entries.count > Self.linearLimit {
+            positions = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.key, $0) })
         }
     }
 
     private func position(of key: String) -> Int? {
         if let positions { return positions[key] }
-        return keys.firstIndex(of: key)
+        return entries.firstIndex { $0.key == key }
     }
 }
