@@ -81,8 +81,24 @@ final class BodyDecoder: Decoder, SingleValueDecodingContainer {
     /// without a key, this decoder's own value); a byte string straight
     /// into `[UInt8]`.
     func unbox<T: Decodable>(_ type: T.Type, at node: Int, key: (any CodingKey)?) throws -> T {
-        if T.self == [UInt8].self, let bytes = state.bytes(node) { return bytes as! T }
+        // Types the format has a tag for, without a decoder of their own
+        // (an array's elements arrive here generically).
+        if T.self == String.self {
+            return unsafeBitCast(try state.string(node, path: self.path(key)), to: T.self)
+        }
+        if T.self == Int.self {
+            return unsafeBitCast(try state.integer(node, Int.self, path: self.path(key)), to: T.self)
+        }
+        if T.self == [UInt8].self, let bytes = state.bytes(node) { return unsafeBitCast(bytes, to: T.self) }
+        if T.self == Bool.self { return unsafeBitCast(try state.bool(node, path: self.path(key)), to: T.self) }
+        if T.self == Double.self { return unsafeBitCast(try state.double(node, path: self.path(key)), to: T.self) }
         return try T(from: BodyDecoder(self, node: node, key: key))
+    }
+
+    /// The coding path of the value at `key` in this decoder's value.
+    private func path(_ key: (any CodingKey)?) -> [any CodingKey] {
+        guard let key else { return codingPath }
+        return codingPath + [key]
     }
 
     /// The body decoder behind `decoder`, or a typed error saying that

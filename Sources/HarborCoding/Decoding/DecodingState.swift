@@ -1,7 +1,9 @@
 // Harbor — one decoding's parsed body and the message's rights and regions.
 import HarborPorts
 
-/// What every decoder and container of one ``MessageDecoder`` call shares:
+/// What every decoder and container of one ``MessageDecoder`` call shares
+/// (one thread's, for the length of the call: `@exclusivity(unchecked)`
+/// spares the runtime's access checks on its few mutable fields):
 /// the checked body (``BodyReader``), the message's carried rights, of
 /// which each one a value takes is taken exactly once, and its regions.
 final class DecodingState {
@@ -9,15 +11,15 @@ final class DecodingState {
     let tape: [TapeNode]
     let strings: [String]
     let userInfo: [CodingUserInfoKey: Any]
-    private(set) var rights: [CarriedRight]
+    @exclusivity(unchecked) private(set) var rights: [CarriedRight]
     let regions: [MappedRegion]
     /// The indices of the rights taken out, to mark taken in the message.
-    private(set) var taken: [Int] = []
+    @exclusivity(unchecked) private(set) var taken: [Int] = []
     /// Where the last key looked up in keyed container ``hintContainer``
     /// was found, plus one value: types decode their keys in the order they
     /// encoded them, so the next key is usually the next value.
-    var hintContainer = -1
-    var hint = 0
+    @exclusivity(unchecked) var hintContainer = -1
+    @exclusivity(unchecked) var hint = 0
 
     init(body: [UInt8], reader: BodyReader, rights: [CarriedRight], regions: [MappedRegion],
          userInfo: [CodingUserInfoKey: Any]) {
@@ -77,6 +79,7 @@ final class DecodingState {
         }
     }
 
+    @inline(__always)
     func integer<T: FixedWidthInteger>(_ node: Int, _ type: T.Type, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) -> T {
         let payload = tape[node].payload
         let value: T?

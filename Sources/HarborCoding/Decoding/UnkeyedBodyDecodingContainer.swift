@@ -76,6 +76,7 @@ struct UnkeyedBodyDecodingContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type) }
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
 
+    @inline(__always)
     private mutating func integer<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
         let value = try state.integer(next(type), type, path: path)
         advance()

@@ -13,7 +13,7 @@ final class BodyEncoder: Encoder, SingleValueEncodingContainer {
     /// How many keys deep the value is.
     let depth: Int
     /// What the value wrote; nil until it writes anything.
-    var node: EncodedNode?
+    @exclusivity(unchecked) var node: EncodedNode?
 
     var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
 
@@ -98,9 +98,24 @@ final class BodyEncoder: Encoder, SingleValueEncodingContainer {
 
     // MARK: Nested values
 
+    /// The node of a value whose type the format has a tag for, without
+    /// an encoder of its own (an array's elements arrive here generically);
+    /// nil for any other type. A byte array is a byte string.
+    @inline(__always)
+    static func primitive<T: Encodable>(_ value: T) -> EncodedNode? {
+        if T.self == String.self { return .string(unsafeBitCast(value, to: String.self)) }
+        if T.self == Int.self { return .signed(Int64(unsafeBitCast(value, to: Int.self))) }
+        if T.self == [UInt8].self { return .bytes(unsafeBitCast(value, to: [UInt8].self)) }
+        if T.self == Bool.self { return .bool(unsafeBitCast(value, to: Bool.self)) }
+        if T.self == Double.self { return .double(unsafeBitCast(value, to: Double.self)) }
+        if T.self == Int64.self { return .signed(unsafeBitCast(value, to: Int64.self)) }
+        if T.self == UInt64.self { return .unsigned(unsafeBitCast(value, to: UInt64.self)) }
+        return nil
+    }
+
     /// Encodes `value` as the top-level value.
     static func encode<T: Encodable>(_ value: T, state: EncodingState) throws -> EncodedNode {
-        if T.self == [UInt8].self { return .bytes(value as! [UInt8]) }
+        if let node = primitive(value) { return node }
         let root = BodyEncoder(state: state)
         try value.encode(to: root)
         return root.result
@@ -109,8 +124,7 @@ final class BodyEncoder: Encoder, SingleValueEncodingContainer {
     /// Encodes `value`, this encoder's own value (the top level, or a
     /// single-value container's), into a node.
     func box<T: Encodable>(_ value: T) throws -> EncodedNode {
-        // A byte array is a byte string, not an array of numbers.
-        if T.self == [UInt8].self { return .bytes(value as! [UInt8]) }
+        if let node = Self.primitive(value) { return node }
         let sibling = BodyEncoder(sibling: self)
         try value.encode(to: sibling)
         return sibling.result
@@ -118,7 +132,7 @@ final class BodyEncoder: Encoder, SingleValueEncodingContainer {
 
     /// Encodes `value`, at `key` in this encoder's value, into a node of its own.
     func box<T: Encodable>(_ value: T, at key: any CodingKey) throws -> EncodedNode {
-        if T.self == [UInt8].self { return .bytes(value as! [UInt8]) }
+        if let node = Self.primitive(value) { return node }
         guard depth < MessageCodingFormat.maximumDepth else {
             throw MessageCodingError(.limitExceeded, "values nested more than \(MessageCodingFormat.maximumDepth) deep",
                                      codingPath: codingPath + [key])

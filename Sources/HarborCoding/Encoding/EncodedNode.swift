@@ -25,14 +25,14 @@ enum EncodedNode {
 
 /// An unkeyed container's values, in order.
 final class EncodedArray {
-    var items: [EncodedNode] = []
+    @exclusivity(unchecked) var items: [EncodedNode] = []
 }
 
 /// A keyed container's pairs, in the order first written. A key written
 /// again replaces its value (as JSONEncoder does), so the body never holds
 /// a key twice, which the decoder refuses.
 final class EncodedKeyed {
-    private(set) var entries: [(key: String, value: EncodedNode)] = []
+    @exclusivity(unchecked) private(set) var entries: [(key: String, value: EncodedNode)] = []
     /// Built once the container is large enough that a linear search costs more.
     private var positions: [String: Int]?
 
