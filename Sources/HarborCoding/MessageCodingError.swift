@@ -1,7 +1,7 @@
 // Harbor — the typed error of encoding a value into a message and decoding it back.
 import HarborPorts
 
-/// Why a value could not be encoded into a ``HarborPorts/Message``, or a
+/// Why a value could not be encoded into a `Message`, or a
 /// message's body could not be decoded as a value.
 ///
 /// Every failure of ``MessageDecoder`` on bytes from another process is one

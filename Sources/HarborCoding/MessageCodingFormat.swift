@@ -16,12 +16,12 @@ public enum MessageCodingFormat {
     public static let version: UInt8 = 1
     /// The most containers (arrays, keyed containers) nested in one body.
     public static let maximumDepth = 64
-    /// The largest body, ``HarborPorts/Message/maximumBodySize``: a larger
+    /// The largest body, `Message.maximumBodySize`: a larger
     /// value does not encode, and a larger body is refused before it is read.
     public static let maximumBodySize = Message.maximumBodySize
-    /// The most carried rights one value may hold (``HarborPorts/Message/maximumCarriedRights``).
+    /// The most carried rights one value may hold (`Message.maximumCarriedRights`).
     public static let maximumRights = Message.maximumCarriedRights
-    /// The most out-of-line regions one value may hold (``HarborPorts/Message/maximumRegions``).
+    /// The most out-of-line regions one value may hold (`Message.maximumRegions`).
     public static let maximumRegions = Message.maximumRegions
 
     /// The tag bytes, one per kind of value.

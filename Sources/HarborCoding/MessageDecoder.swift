@@ -1,7 +1,7 @@
 // Harbor — decodes a message's body as a Codable value, rights and regions included.
 import HarborPorts
 
-/// Decodes a `Decodable` value from a ``HarborPorts/Message`` that
+/// Decodes a `Decodable` value from a `Message` that
 /// ``MessageEncoder`` made, in this process or another: its body, and the
 /// carried rights and out-of-line regions the body names.
 ///
@@ -72,7 +72,7 @@ public struct MessageDecoder: Sendable {
     /// does not take (the reply right, rights the body does not name) is
     /// released with it.
     ///
-    /// - Throws: as ``decode(_:from:)-(_,inout Message)``.
+    /// - Throws: as `decode(_:from:)` with an `inout` message.
     public func decode<T: Decodable>(_ type: T.Type, from message: consuming Message) throws(MessageCodingError) -> T {
         var message = message
         return try decode(type, from: &message)

@@ -1,7 +1,7 @@
 // Harbor — encodes a Codable value into a message: body, rights and regions.
 import HarborPorts
 
-/// Encodes an `Encodable` value into a ``HarborPorts/Message``: its fields in
+/// Encodes an `Encodable` value into a `Message`: its fields in
 /// a compact binary body (``MessageCodingFormat``, Docs/Coding.md), and its
 /// `SendRight`, ``ReceiveRightCarrier``, ``SendOnceRightCarrier`` and
 /// `MemoryRegion` fields as real carried rights and out-of-line regions,
@@ -22,7 +22,7 @@ import HarborPorts
 /// into the message, all at once when the whole value has encoded: a failed
 /// encoding leaves each carrier holding its right. A send right is copied
 /// (one more reference to the same right). A message has no reply right
-/// from encoding; set one with ``HarborPorts/Message/setReplyRight(_:)-(SendOnceRight)``.
+/// from encoding; set one with `Message.setReplyRight(_:)`.
 ///
 /// **Cost:** one tree of the value's containers, then one pass writing the
 /// bytes (Docs/Benchmarks.md, "Codable messages"). **Thread safety:** a

@@ -10,14 +10,14 @@ extension MemoryRegion: Codable {
     /// Makes a region of `buffer`'s bytes without copying them: the buffer
     /// is sealed (nobody can change the bytes any more) and its pages are
     /// what a receiver maps (P08).
-    /// - Throws: a ``HarborPorts/PortError`` when sealing fails.
+    /// - Throws: a `PortError` when sealing fails.
     public init(sealing buffer: consuming OutOfLineBuffer) throws(PortError) {
         self.init(mapping: try buffer.seal())
     }
 
     /// Makes a region holding a private copy of `bytes` (another process
     /// receives it copied through the connection, P08).
-    /// - Throws: a ``HarborPorts/PortError`` when memory cannot be mapped.
+    /// - Throws: a `PortError` when memory cannot be mapped.
     public init(copying bytes: UnsafeRawBufferPointer) throws(PortError) {
         do { self.init(mapping: try MappedRegion(copying: bytes)) } catch {
             throw PortError(error, "copying \(bytes.count) bytes into an out-of-line region")

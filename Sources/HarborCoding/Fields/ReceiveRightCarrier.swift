@@ -2,7 +2,7 @@
 import HarborPorts
 import HarborSystem
 
-/// Holds a ``HarborPorts/ReceiveRight`` so that it can be a field of a
+/// Holds a `ReceiveRight` so that it can be a field of a
 /// Codable value, and moves it into (and out of) a message as a real
 /// carried receive right: the port, its queue and all, changes hands.
 ///

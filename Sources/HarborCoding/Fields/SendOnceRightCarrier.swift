@@ -2,7 +2,7 @@
 import HarborPorts
 import HarborSystem
 
-/// Holds a ``HarborPorts/SendOnceRight`` so that it can be a field of a
+/// Holds a `SendOnceRight` so that it can be a field of a
 /// Codable value, and moves it into (and out of) a message as a real
 /// carried send-once right: the one answer it allows goes with it (a reply
 /// channel as a field).

@@ -3,7 +3,7 @@ import HarborPorts
 
 /// A send right encodes as an index into the message's carried rights: the
 /// message carries the right itself (a new reference to the same port, as
-/// ``HarborPorts/Message/attach(_:)-(SendRight)`` does), never its name as bytes.
+/// `Message.attach(_:)` does), never its name as bytes.
 /// Only ``MessageEncoder`` and ``MessageDecoder`` can code one; another
 /// coder (JSON) gets a typed ``MessageCodingError``.
 extension SendRight: Codable {
