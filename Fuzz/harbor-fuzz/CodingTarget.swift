@@ -6,7 +6,8 @@
 // `regions % 4` small private regions; the rest is the body. The body is
 // decoded, as hostile input, as a value that takes whatever the body holds
 // (`AnyCoded`, asking the decoder for each kind in turn, rights and regions
-// included) and as fixed types with every Codable shape. Invariants: every
+// included), as fixed types with every Codable shape, and as a sequence of
+// values read one at a time (`MessageValueReader`). Invariants: every
 // failure is a MessageCodingError; a body that decoded as `AnyCoded`
 // without rights encodes again into one that decodes to an equal value;
 // rights the value took are marked taken in the message and every other
@@ -63,6 +64,7 @@ enum CodingTarget {
         typed(Sample.self, message())
         typed([String: [Int64?]].self, message())
         typed(Fielded.self, message())
+        sequence(message())
         while port.tryReceive() != nil {}
     }
 
@@ -77,6 +79,18 @@ enum CodingTarget {
                     fail("coding: a decoded \(T.self) did not round-trip: \(error)")
                 }
             }
+        } catch {
+            check(error)
+        }
+    }
+
+    /// The body as a sequence of values, read one at a time.
+    private static func sequence(_ message: consuming Message) {
+        do {
+            var reader = try MessageValueReader(message)
+            while !reader.isAtEnd { _ = try? reader.next(AnyCoded.self) }
+            let rest = reader.finish()
+            _ = rest.carriedRights
         } catch {
             check(error)
         }

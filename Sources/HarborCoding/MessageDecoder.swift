@@ -44,6 +44,24 @@ public struct MessageDecoder: Sendable {
     ///   ``MessageCodingError/Code/keyNotFound``, ``MessageCodingError/Code/valueNotFound``
     ///   and ``MessageCodingError/Code/dataCorrupted`` for one that is not a `T`.
     public func decode<T: Decodable>(_ type: T.Type, from message: inout Message) throws(MessageCodingError) -> T {
+        let state = try Self.state(for: message, userInfo: userInfo)
+        defer {
+            if !state.taken.isEmpty {
+                for index in state.taken { message.content.rights[index] = .taken }
+            }
+        }
+        do {
+            return try BodyDecoder(state: state).unbox(type, at: 0, key: nil)
+        } catch {
+            throw MessageCodingError.wrapping(error)
+        }
+    }
+
+    /// Checks `message`'s body (``BodyReader``) and holds it with the
+    /// message's rights and regions, ready to decode.
+    static func state(for message: borrowing Message, userInfo: [CodingUserInfoKey: any Sendable])
+        throws(MessageCodingError) -> DecodingState
+    {
         let body = message.content.body
         let rights = message.content.rights
         let regions = message.content.regions
@@ -55,17 +73,7 @@ public struct MessageDecoder: Sendable {
         } catch {
             throw MessageCodingError.wrapping(error)
         }
-        let state = DecodingState(body: body, reader: reader, rights: rights, regions: regions, userInfo: userInfo)
-        defer {
-            if !state.taken.isEmpty {
-                for index in state.taken { message.content.rights[index] = .taken }
-            }
-        }
-        do {
-            return try BodyDecoder(state: state).unbox(type, at: 0, key: nil)
-        } catch {
-            throw MessageCodingError.wrapping(error)
-        }
+        return DecodingState(body: body, reader: reader, rights: rights, regions: regions, userInfo: userInfo)
     }
 
     /// Decodes a `T` from `message`, which is used up: whatever the value

@@ -43,13 +43,16 @@ public struct MessageEncoder: Sendable {
     ///   when the value's own `encode(to:)` throws (in ``MessageCodingError/underlying``).
     public func encode<T: Encodable>(_ value: T, id: Int32) throws(MessageCodingError) -> Message {
         let state = EncodingState(userInfo: userInfo)
+        let root: EncodedNode
+        do { root = try BodyEncoder.encode(value, state: state) } catch { throw MessageCodingError.wrapping(error) }
+        return try Self.message(id: id, root: root, state: state)
+    }
+
+    /// Writes `root` as a message's body and moves the rights and regions
+    /// `state` collected into the message.
+    static func message(id: Int32, root: EncodedNode, state: EncodingState) throws(MessageCodingError) -> Message {
         var writer = BodyWriter()
-        do {
-            let root = try BodyEncoder.encode(value, state: state)
-            try writer.write(root)
-        } catch {
-            throw MessageCodingError.wrapping(error)
-        }
+        try writer.write(root)
         try state.takeCarriedRights()
         var message = Message(id: id, body: writer.bytes)
         if !state.rights.isEmpty { message.content.rights = state.rights }
