@@ -1,5 +1,5 @@
 // Harbor — P12: a counted message that finds the queue full is parked and its
-// connection read no further (Transport/PortTransport+Parking.swift). It
+// connection read no further (HarborPorts' Admission/ParkedMessages.swift). It
 // joins the queue, in order, as slots free; it travels behind the queue when
 // the receive right moves; it goes with the queue when the port dies, and
 // nothing is left open. Senders here take no slots (raw packets), as a

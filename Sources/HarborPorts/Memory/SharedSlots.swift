@@ -15,7 +15,7 @@
 // a slot through its eventfd, which no other sender can write). A message
 // that arrives at a full queue, because its sender believed room another
 // process wrote here, is parked and its connection paused, never refused
-// (PortTransport+Parking.swift). So a process that scribbles on the counter
+// (Admission/ParkedMessages.swift). So a process that scribbles on the counter
 // stalls only itself (Docs/CrossProcess.md, "Back-pressure").
 //
 // Why two counters and not one word of free slots: senders and receiver
@@ -66,7 +66,7 @@ package final class SharedSlots: @unchecked Sendable {
         /// Waiters registered with this receiver (PortTransport's table).
         static let registered = 0
         /// Messages the receiver parked off a full queue, their connections
-        /// paused (PortTransport+Parking.swift).
+        /// paused (Admission/ParkedMessages.swift).
         static let parked = 1
         static let count = 16
     }
@@ -244,7 +244,7 @@ package final class SharedSlots: @unchecked Sendable {
         own.storeRelaxed(Local.registered, Int32(clamping: count))
     }
 
-    /// Records how many messages the receiver holds parked (PortTransport+Parking.swift).
+    /// Records how many messages the receiver holds parked (Admission/ParkedMessages.swift).
     package func setParked(_ count: Int) {
         own.storeRelaxed(Local.parked, Int32(clamping: count))
     }

@@ -100,3 +100,13 @@ public enum WireRejections {
         counters.withLockedValue { $0[reason.rawValue] += 1 }
     }
 }
+
+extension WireRejectionReason {
+    /// The wire rejection counted for a message admission refused.
+    package init(_ refusal: AdmissionRefusal) {
+        switch refusal {
+        case .flood: self = .flood
+        case .overLimit: self = .overLimit
+        }
+    }
+}

@@ -1,24 +1,24 @@
-// Harbor — whether a message from another process may join a port's queue
-// (P12): the port's own count of its queue, never the shared counter.
+// Harbor — what a message from another process costs the port that queues
+// it, and whether its uid may pay (P12): the port's own count of its queue,
+// never the shared counter, and its ledger.
 //
 // The usual message (plain, within the limit) costs two comparisons here.
 // Anything else is charged to the uid that delivered it (PeerLedger):
 // counted messages past the limit, descriptors and region bytes. A uid past
 // its limits is refused; others are unaffected. A counted message a pump
 // reads never gets here past the limit: it is parked, its connection
-// paused (PortTransport+Parking.swift), since it may have been sent in good
-// faith on a slot another process wrote into the counter. Past the limit
-// here are messages of a queue moved in with a receive right, and
-// uncounted ones.
+// paused, since it may have been sent in good
+// faith on a slot another process wrote into the counter
+// (ParkedMessages.swift). Past the limit here are messages of a queue moved
+// in with a receive right, and uncounted ones.
 import DequeModule
 import HarborSystem
-import HarborPorts
 
 extension PortCore.Guarded {
     /// Why `content`, which another process sent, may not be queued now;
     /// nil when it may (the caller then queues it at once, under the same lock).
     @inline(__always)
-    mutating func admissionRefusal(for content: borrowing MessageContent) -> WireRejectionReason? {
+    mutating func admissionRefusal(for content: borrowing MessageContent) -> AdmissionRefusal? {
         let overLimit = content.countsAgainstLimit
             ? machine.countedMessages >= machine.queueLimit
             // Uncounted: send-once messages, which Mach never limits, or a
@@ -40,7 +40,7 @@ extension PortCore.Guarded {
         return machine.countedMessages + counted <= machine.queueLimit
     }
 
-    private mutating func checkedAdmission(_ content: borrowing MessageContent, overLimit: Bool) -> WireRejectionReason? {
+    private mutating func checkedAdmission(_ content: borrowing MessageContent, overLimit: Bool) -> AdmissionRefusal? {
         let counted = content.countsAgainstLimit
         let refusal = charge(content, overLimit: overLimit)
         if overLimit && counted {
@@ -53,17 +53,17 @@ extension PortCore.Guarded {
         return refusal
     }
 
-    private func charge(_ content: borrowing MessageContent, overLimit: Bool) -> WireRejectionReason? {
+    private mutating func charge(_ content: borrowing MessageContent, overLimit: Bool) -> AdmissionRefusal? {
         if overLimit && (content.countsAgainstLimit
                          ? machine.countedMessages >= floodLimit : machine.queue.count >= 2 * floodLimit) {
             return .flood
         }
-        guard let transport = portTransport else { return nil }
+        guard transport != nil else { return nil }
         var usage = PeerUsage(overLimit: overLimit ? 1 : 0)
         if !content.isPlain { usage = usage + Self.weight(of: content) }
         let uid = UInt32(content.trailer.sender.uid)
         let handedOut = machine.sequenceNumber, ahead = machine.queue.count
-        return transport.ledger.withLockedValue { $0.charge(usage, to: uid, handedOut: handedOut, queued: ahead) }
+        return ledger.charge(usage, to: uid, handedOut: handedOut, queued: ahead)
     }
 
     /// The descriptors, region bytes and moved queues' body bytes `content`
@@ -93,11 +93,10 @@ extension PortCore.Guarded {
         case .receive(let token):
             // Another port's lock under this one's: a port moved in is a port
             // of its own (P11), and no port takes another's lock under its own.
-            let (transport, bodies) = token.port.state.withGuarded { guarded in
-                (guarded.portTransport, guarded.machine.queue.reduce(0) { $0 + $1.body.count })
+            let (transport, bodies, queue) = token.port.state.withGuarded { guarded in
+                (guarded.transport, guarded.machine.queue.reduce(0) { $0 + $1.body.count }, guarded.ledger.total)
             }
             guard let moved = transport else { return PeerUsage(descriptors: 1, inlineBytes: bodies) }
-            let queue = moved.ledger.withLockedValue { $0.total }
             return PeerUsage(descriptors: 1 + moved.connectionCount + queue.descriptors, regionBytes: queue.regionBytes,
                              inlineBytes: bodies)
         }

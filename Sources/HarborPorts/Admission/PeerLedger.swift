@@ -14,45 +14,10 @@
 // So plain messages within the limit, the usual traffic, never touch it.
 import DequeModule
 import HarborSystem
-import HarborPorts
-
-/// What one uid's queued messages hold on one port.
-package struct PeerUsage: Equatable, Sendable {
-    /// Messages queued past the port's limit (counted ones; uncounted ones
-    /// past the flood headroom).
-    package var overLimit = 0
-    package var descriptors = 0
-    /// Bytes of out-of-line regions (sealed memfds and copied regions).
-    package var regionBytes = 0
-    /// Bytes of inline bodies queued in the receive rights the messages
-    /// moved here (their queues; a queue nested deeper is charged on the
-    /// ledger of the moved port holding it, so each body once). Also
-    /// charged over every port of the process (`movedInline`).
-    package var inlineBytes = 0
-
-    package init(overLimit: Int = 0, descriptors: Int = 0, regionBytes: Int = 0, inlineBytes: Int = 0) {
-        self.overLimit = overLimit
-        self.descriptors = descriptors
-        self.regionBytes = regionBytes
-        self.inlineBytes = inlineBytes
-    }
-
-    static func + (lhs: PeerUsage, rhs: PeerUsage) -> PeerUsage {
-        PeerUsage(overLimit: lhs.overLimit + rhs.overLimit, descriptors: lhs.descriptors + rhs.descriptors,
-                  regionBytes: lhs.regionBytes + rhs.regionBytes, inlineBytes: lhs.inlineBytes + rhs.inlineBytes)
-    }
-
-    static func - (lhs: PeerUsage, rhs: PeerUsage) -> PeerUsage {
-        PeerUsage(overLimit: lhs.overLimit - rhs.overLimit, descriptors: lhs.descriptors - rhs.descriptors,
-                  regionBytes: lhs.regionBytes - rhs.regionBytes, inlineBytes: lhs.inlineBytes - rhs.inlineBytes)
-    }
-
-    var isZero: Bool { self == PeerUsage() }
-}
 
 /// The charges of one port's queued messages, by uid.
 ///
-/// **Thread safety:** none; `PortTransport.ledger` is its mutex.
+/// **Thread safety:** none; it is part of the port's state, under the port's lock.
 package struct PeerLedger {
     private struct Entry {
         /// The port's sequence number once this message has been handed out.
@@ -80,9 +45,8 @@ package struct PeerLedger {
     private var byUid: [UInt32: PeerUsage] = [:]
     /// Counted messages read while the queue was at its limit, waiting off
     /// the queue for room, their connections unread meanwhile
-    /// (PortTransport+Parking.swift). Here because this lock is the one
-    /// taken under the port's own, which decides when they may join.
-    var parked = ParkedMessages()
+    /// (ParkedMessages.swift).
+    package var parked = ParkedMessages()
 
     package init() {}
 
@@ -90,7 +54,7 @@ package struct PeerLedger {
     /// parked messages, to be dropped by the caller once this lock is
     /// released: dropping a message releases the rights it carries, which
     /// takes their ports' locks.
-    mutating func reset() -> [MessageContent] {
+    package mutating func reset() -> [MessageContent] {
         defer { self = PeerLedger() }
         let moved = entries.filter { $0.usage.inlineBytes > 0 }
         if !moved.isEmpty {
@@ -127,7 +91,7 @@ package struct PeerLedger {
     /// the reason is returned.
     package mutating func charge(
         _ usage: PeerUsage, to uid: UInt32, handedOut: UInt64, queued: Int
-    ) -> WireRejectionReason? {
+    ) -> AdmissionRefusal? {
         settle(handedOut: handedOut)
         let after = self.usage(of: uid) + usage
         if usage.overLimit > 0, after.overLimit > PeerLimits.overLimitMessagesPerUid { return .flood }

@@ -7,7 +7,6 @@
 // between them, which takes at least eight other uids: a handful of uids,
 // however much each asks for, cannot starve another.
 import HarborSystem
-import HarborPorts
 
 /// What each uid holds of a process-wide amount, bounded per uid and in total.
 ///
