@@ -22,7 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets_all=(packet transfer fragments regions bootstrap policy decode reassembly ledger)
+targets_all=(packet transfer fragments regions bootstrap policy decode reassembly ledger admission)
 bounded=0
 seconds=""
 minimize=0

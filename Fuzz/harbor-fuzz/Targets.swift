@@ -27,6 +27,8 @@ struct FuzzTarget: Sendable {
                    run: DecodeTarget.run, seeds: { DecodeTarget.seeds }, mutate: nil),
         FuzzTarget(name: "ledger", summary: "a port's per-uid accounting in process: charges, settles, parked messages",
                    run: LedgerTarget.run, seeds: { LedgerTarget.seeds }, mutate: nil),
+        FuzzTarget(name: "admission", summary: "a port's admission in process: pumps, parking, moved queues, ends, receives",
+                   run: AdmissionTarget.run, seeds: { AdmissionTarget.seeds }, mutate: nil),
         FuzzTarget(name: "reassembly", summary: "fragmented messages put back together in process: starts, fragments, limits",
                    run: ReassemblyTarget.run, seeds: { ReassemblyTarget.seeds }, mutate: nil),
     ]

@@ -60,6 +60,11 @@ package struct ParkedMessages {
     /// Whether connection `token` is paused: its next message must park too.
     package func isPaused(_ token: UInt64) -> Bool { byConnection[token] != nil }
 
+    /// Connection `token`'s parked ends (at most one: a connection ends once).
+    package func ends(of token: UInt64) -> Int {
+        byConnection[token]?.reduce(0) { $0 + ($1 == nil ? 1 : 0) } ?? 0
+    }
+
     /// Parks `content` from connection `token`; true when that connection
     /// was not paused before (the caller then pauses it).
     package mutating func park(_ content: consuming MessageContent, from token: UInt64) -> Bool {

@@ -10,8 +10,10 @@ import HarborSystem
 ///
 /// `~Copyable`: messages are moved along, never copied (each copy of a
 /// message costs a retain and a release of every buffer it holds).
+@usableFromInline
 package struct PortArrivals: ~Copyable, Sendable {
     /// A connection that ended after what it delivered here.
+    @usableFromInline
     package struct Ending: Sendable {
         /// The connection's epoll token.
         package var token: UInt64
@@ -28,6 +30,7 @@ package struct PortArrivals: ~Copyable, Sendable {
     }
 
     /// Where the messages come from, which decides how a full queue takes them.
+    @usableFromInline
     package enum Source: Sendable {
         /// Read from the port's connections: a counted message that finds the
         /// queue full is parked, its connection paused (ParkedMessages.swift).
@@ -39,21 +42,23 @@ package struct PortArrivals: ~Copyable, Sendable {
 
     /// The first message (the usual pump: one message, no array), which
     /// alone may skip the queue (`takeFirst`).
-    package var first: MessageContent?
+    @usableFromInline package var first: MessageContent?
     /// The connection the first message came from.
-    package var firstFrom: UInt64 = 0
+    @usableFromInline package var firstFrom: UInt64 = 0
     /// Messages after the first (a read-ahead), queued under the same lock.
     /// Nil until a second message arrives: an empty deque still holds (and
     /// retains) a shared storage object.
-    package var batch: Deque<MessageContent>?
+    @usableFromInline package var batch: Deque<MessageContent>?
     /// The connection each message of `batch` came from, as runs.
-    package var batchFrom = ConnectionRuns()
-    /// Connections that ended, in order, after their messages.
-    package var endings: [Ending] = []
+    @usableFromInline package var batchFrom = ConnectionRuns()
+    /// Connections that ended, in order, after their messages (nil: none,
+    /// and no array to release).
+    @usableFromInline package var endings: [Ending]?
     /// With the queue empty, the first message goes straight to the caller.
-    package let takeFirst: Bool
-    package let source: Source
+    @usableFromInline package let takeFirst: Bool
+    @usableFromInline package let source: Source
 
+    @inlinable @inline(__always)
     package init(takeFirst: Bool = false, source: Source = .connections) {
         self.takeFirst = takeFirst
         self.source = source
@@ -70,9 +75,10 @@ package struct PortArrivals: ~Copyable, Sendable {
     }
 
     /// Whether anything arrived.
-    package var isEmpty: Bool { first == nil && batch == nil && endings.isEmpty }
+    package var isEmpty: Bool { first == nil && batch == nil && endings == nil }
 
     /// Appends a message from connection `token`.
+    @inlinable @inline(__always)
     package mutating func append(message content: consuming MessageContent, from token: UInt64, reserving: Int) {
         if first == nil {
             first = consume content
@@ -89,22 +95,23 @@ package struct PortArrivals: ~Copyable, Sendable {
     }
 
     /// Appends a connection's end, behind what it delivered.
-    package mutating func append(_ ending: Ending) { endings.append(ending) }
+    package mutating func append(_ ending: Ending) { endings = (endings ?? []) + [ending] }
 }
 
 /// The connection (by epoll token) each message of a batch came from, as
 /// runs. One run, and no allocation, unless several connections delivered
 /// in one pump.
+@usableFromInline
 package struct ConnectionRuns: Sendable {
     /// Runs before the last, only when there are several (nil otherwise:
     /// no array, no reference count on the usual path).
-    private var earlierRuns: [(token: UInt64, count: Int)]?
-    private var lastToken: UInt64 = 0
-    private var lastCount = 0
+    @usableFromInline var earlierRuns: [(token: UInt64, count: Int)]?
+    @usableFromInline var lastToken: UInt64 = 0
+    @usableFromInline var lastCount = 0
 
-    package init() {}
+    @inlinable package init() {}
 
-    mutating func append(_ token: UInt64) {
+    @usableFromInline mutating func append(_ token: UInt64) {
         if lastCount > 0 && token != lastToken {
             earlierRuns = (earlierRuns ?? []) + [(lastToken, lastCount)]
             lastCount = 0

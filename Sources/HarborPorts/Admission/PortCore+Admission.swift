@@ -25,7 +25,7 @@ package struct PortAdmission: ~Copyable, Sendable {
     /// The first message, handed straight to the pumping receiver.
     package var taken: MessageContent?
     /// Messages refused, each for its sender's uid (the transport counts them).
-    package var refusals: [AdmissionRefusal] = []
+    package var refusals = AdmissionRefusals()
     /// A message that was not queued gave its sender's slot back.
     package var gaveSlotsBack = false
     /// The taken message freed a slot that senders in other processes, or
@@ -72,7 +72,7 @@ extension PortCore {
                               nothingParked: nothingParked, through: connections, counter: counter,
                               into: &admission)
             }
-            for ending in arrivals.endings {
+            for ending in arrivals.endings ?? [] {
                 // A connection whose messages are parked ends after them.
                 if !ending.isSendOnce, guarded.ledger.parked.count > 0,
                    guarded.ledger.parked.parkEnd(of: ending.token) {

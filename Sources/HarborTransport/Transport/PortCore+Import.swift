@@ -96,7 +96,7 @@ extension PortCore {
         // The moved queue's messages are admitted as any from another
         // process, charged to the uid that moved them.
         let admission = port.admit(PortArrivals(movedQueue: queued), from: transport)
-        for refusal in admission.refusals { WireRejections.record(WireRejectionReason(refusal)) }
+        WireRejections.record(admission.refusals)
         // The requests made before the move hold here now: no-senders fires
         // when the last connection closes and no local send right is left.
         // A no-senders request also has the connections watched for

@@ -54,7 +54,7 @@ extension PortTransport {
         guard counter.waiters > 0 else { return }
         if counter.parked > 0 {
             let admission = port.admit(PortArrivals(), from: self)
-            for refusal in admission.refusals { WireRejections.record(WireRejectionReason(refusal)) }
+            WireRejections.record(admission.refusals)
         }
         guard counter.sendersWaiting > 0 else { return }
         // Their wait packets may still sit in the sockets.

@@ -58,8 +58,8 @@ extension PortTransport {
         /// for the port's admission (HarborPorts' `PortCore.admit`).
         var arrivals: PortArrivals
         /// Proxies whose connection hung up (watched for a dead-name
-        /// request), told after the messages.
-        var hungUp: [PortCore] = []
+        /// request), told after the messages (nil: none, no array to release).
+        var hungUp: [PortCore]?
         var gotWaiter = false
         /// A refused packet gave its slot back: senders waiting may go on.
         var gaveSlotsBack = false
@@ -82,14 +82,14 @@ extension PortTransport {
             if !arrivals.isEmpty {
                 var admission = port.admit(arrivals, from: transport)
                 outcome.taken = admission.taken.take()
-                for refusal in admission.refusals { WireRejections.record(WireRejectionReason(refusal)) }
+                if admission.refusals.count > 0 { WireRejections.record(admission.refusals) }
                 if admission.gaveSlotsBack { gaveSlotsBack = true }
                 // Only now: the slot the first message freed pumps the sockets
                 // again, and what that reads must come after this batch.
                 if admission.freedSlot { transport.slotFreed(port: port) }
             }
             if gotWaiter || (gaveSlotsBack && transport.counter.waiters > 0) { transport.signalWaiters(port: port) }
-            for proxy in hungUp { proxy.remoteDied() }
+            for proxy in hungUp ?? [] { proxy.remoteDied() }
             return outcome
         }
     }
@@ -109,7 +109,7 @@ extension PortTransport {
             if token & Self.watchTag != 0 {
                 guard let watch = table.withLockedValue({ $0.watches.removeValue(forKey: token) }) else { continue }
                 EpollControl.remove(epollFD, watch.route.socket.rawValue)
-                if let proxy = watch.proxy { collected.hungUp.append(proxy) }
+                if let proxy = watch.proxy { collected.hungUp = (collected.hungUp ?? []) + [proxy] }
                 continue
             }
             // A connection paused since this event was collected is not read

@@ -101,12 +101,11 @@ public enum WireRejections {
     }
 }
 
-extension WireRejectionReason {
-    /// The wire rejection counted for a message admission refused.
-    package init(_ refusal: AdmissionRefusal) {
-        switch refusal {
-        case .flood: self = .flood
-        case .overLimit: self = .overLimit
-        }
+extension WireRejections {
+    /// Counts the messages admission refused (HarborPorts' `PortCore.admit`),
+    /// each as the wire rejection of the same name.
+    package static func record(_ refusals: AdmissionRefusals) {
+        for _ in 0..<refusals.flood { record(.flood) }
+        for _ in 0..<refusals.overLimit { record(.overLimit) }
     }
 }
