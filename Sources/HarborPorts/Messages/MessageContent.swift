@@ -109,8 +109,9 @@ package struct MessageContent: Sendable {
 // @exclusivity(unchecked): the only accesses are through `MessageContent`,
 // whose own (static) exclusivity covers the box it uniquely holds; the
 // runtime checks cost two calls and a thread-local lookup per access.
-@usableFromInline
-final class Extra: @unchecked Sendable {
+// @usableFromInline: MessageContent's inlinable accessors read it.
+@usableFromInline final class Extra: @unchecked Sendable {  // @unchecked: see above
+
     @usableFromInline @exclusivity(unchecked) var trailer: MessageTrailer
     @usableFromInline @exclusivity(unchecked) var rights: [CarriedRight]
     @usableFromInline @exclusivity(unchecked) var reply: CarriedRight?
