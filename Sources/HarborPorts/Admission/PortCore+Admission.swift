@@ -44,7 +44,6 @@ extension PortCore {
     package func admit(_ arrivals: consuming PortArrivals, from connections: any PortConnections) -> PortAdmission {
         var admission = PortAdmission()
         let counter = connections.counter
-        let nothingParked = counter.parked == 0
         let takeFirst = arrivals.takeFirst
         var wake: Parker?
         var freed: (any PortConnections)?
@@ -52,12 +51,18 @@ extension PortCore {
         var parkedEnds = 0
         state.withGuarded { guarded in
             let here = guarded.transport === connections && !guarded.machine.isDead
-            if here && !nothingParked {
+            if here && guarded.ledger.parked.count > 0 {
                 parkedEnds = guarded.admitParked(from: connections, counter: counter, into: &admission)
             }
+            // Whether anything is parked is read afresh at each step: a
+            // message this call parks must keep its connection's later
+            // messages behind it (found by the `admission` fuzz target: at
+            // a limit of 0, a batch of uncounted messages overtook the
+            // counted first one, parked a moment before).
             if let first = arrivals.first.take() {
                 let counted = first.countsAgainstLimit
-                if takeFirst, nothingParked, here, guarded.machine.queue.isEmpty, !(counted && guarded.isFlooded) {
+                if takeFirst, here, guarded.ledger.parked.count == 0, guarded.machine.queue.isEmpty,
+                   !(counted && guarded.isFlooded) {
                     if let dequeued = guarded.machine.passThrough(first, receivingPort: name) {
                         admission.taken = guarded.handOut(dequeued, wake: &wake, freed: &freed)
                     }
@@ -69,8 +74,7 @@ extension PortCore {
             }
             if arrivals.batch != nil {
                 guarded.admit(batch: &arrivals.batch!, from: arrivals.batchFrom, source: arrivals.source,
-                              nothingParked: nothingParked, through: connections, counter: counter,
-                              into: &admission)
+                              through: connections, counter: counter, into: &admission)
             }
             for ending in arrivals.endings ?? [] {
                 // A connection whose messages are parked ends after them.
@@ -122,12 +126,11 @@ extension PortCore.Guarded {
     /// `batch`, left empty).
     fileprivate mutating func admit(
         batch: inout Deque<MessageContent>, from runs: ConnectionRuns, source: PortArrivals.Source,
-        nothingParked: Bool, through connections: any PortConnections, counter: SharedSlots.Counter,
-        into admission: inout PortAdmission
+        through connections: any PortConnections, counter: SharedSlots.Counter, into admission: inout PortAdmission
     ) {
         // The usual case, a stream into an empty queue: the batch becomes
         // the queue, nothing moved message by message.
-        if case .connections = source, nothingParked, transport === connections, admitsWithoutChecks(batch),
+        if case .connections = source, ledger.parked.count == 0, transport === connections, admitsWithoutChecks(batch),
            machine.adoptBatch(&batch, countedLimit: floodLimit) {
             readiness?.signalWhileLocked()
             return
