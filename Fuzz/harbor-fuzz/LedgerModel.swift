@@ -61,7 +61,7 @@ struct LedgerModel {
     func held(by uid: Int) -> PeerUsage { byUid[uid] }
 
     /// What charging `usage` to `LedgerTarget.uids[uid]` must give, by the limits alone.
-    func verdict(_ usage: PeerUsage, for uid: Int) -> WireRejectionReason? {
+    func verdict(_ usage: PeerUsage, for uid: Int) -> AdmissionRefusal? {
         let after = byUid[uid] + usage
         if usage.overLimit > 0, after.overLimit > PeerLimits.overLimitMessagesPerUid { return .flood }
         if usage.descriptors > 0, after.descriptors > LedgerTarget.descriptorLimit { return .overLimit }

@@ -1,4 +1,4 @@
-// Harbor fuzzing — parked messages as PortTransport+Parking.swift describes them:
+// Harbor fuzzing — parked messages as HarborPorts' ParkedMessages.swift describes them:
 // the `ledger` target's model of `ParkedMessages`.
 import HarborSystem
 import HarborTransport

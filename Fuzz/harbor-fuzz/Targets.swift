@@ -29,6 +29,8 @@ struct FuzzTarget: Sendable {
                    run: LedgerTarget.run, seeds: { LedgerTarget.seeds }, mutate: nil),
         FuzzTarget(name: "coding", summary: "HarborCoding's decoder: Codable bodies with rights and regions, in process",
                    run: CodingTarget.run, seeds: { CodingTarget.seeds }, mutate: nil),
+        FuzzTarget(name: "admission", summary: "a port's admission in process: pumps, parking, moved queues, ends, receives",
+                   run: AdmissionTarget.run, seeds: { AdmissionTarget.seeds }, mutate: nil),
         FuzzTarget(name: "reassembly", summary: "fragmented messages put back together in process: starts, fragments, limits",
                    run: ReassemblyTarget.run, seeds: { ReassemblyTarget.seeds }, mutate: nil),
     ]

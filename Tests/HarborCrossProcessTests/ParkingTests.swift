@@ -1,5 +1,5 @@
 // Harbor — P12: a counted message that finds the queue full is parked and its
-// connection read no further (Transport/PortTransport+Parking.swift). It
+// connection read no further (HarborPorts' Admission/ParkedMessages.swift). It
 // joins the queue, in order, as slots free; it travels behind the queue when
 // the receive right moves; it goes with the queue when the port dies, and
 // nothing is left open. Senders here take no slots (raw packets), as a
@@ -92,5 +92,31 @@ struct ParkingTests {
             withExtendedLifetime(socket) {}
             peer.stop()
         }
+    }
+
+    /// One admission whose first message parks (a counted message at a
+    /// limit of 0) and whose batch holds later, uncounted messages of the
+    /// same connection: they park behind it, and all come out in the order
+    /// the connection sent them once there is room. (Found by the
+    /// `admission` fuzz target: the batch was queued ahead of the parked
+    /// message.)
+    @Test func P12_aConnectionsLaterMessagesStayBehindOneItParkedInTheSameAdmission() throws {
+        let port = ReceiveRight()
+        try port.setQueueLimit(0)
+        let transport = try port.core.ensureTransport()
+        var arrivals = PortArrivals()
+        arrivals.append(message: MessageContent(id: 0, body: []), from: 1, reserving: 2)
+        for id in 1...2 {
+            var content = MessageContent(id: Int32(id), body: [])
+            content.countsAgainstLimit = false
+            arrivals.append(message: content, from: 1, reserving: 2)
+        }
+        let refused = port.core.admit(arrivals, from: transport).refusals.count
+        #expect(refused == 0)
+        #expect(port.status.queuedMessages == 0, "nothing of the connection overtakes what it parked")
+        try port.setQueueLimit(4)
+        var ids: [Int32] = []
+        while let message = try? port.receive(timeout: .zero) { ids.append(message.id) }
+        #expect(ids == [0, 1, 2])
     }
 }

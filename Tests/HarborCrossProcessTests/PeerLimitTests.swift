@@ -221,7 +221,7 @@ struct PeerLimitTests {
             // A granted slot may race one in flight, and a writer in a loop
             // writes old values back over the receiver's repairs, which can
             // show room: a message that then finds the queue full waits
-            // beside it, parked (Transport/PortTransport+Parking.swift).
+            // beside it, parked (HarborPorts' Admission/ParkedMessages.swift).
             #expect(deepest <= 3, "the queue stayed within its limit")
             if how == "magic" {
                 // A process that adopts the overwritten counter still sends.
@@ -236,7 +236,7 @@ struct PeerLimitTests {
 
     /// 400 counted messages sent without taking a slot: the queue takes its
     /// limit, the next message is parked and the stranger's connection is
-    /// read no further until a slot frees (Transport/PortTransport+Parking.swift):
+    /// read no further until a slot frees (HarborPorts' Admission/ParkedMessages.swift):
     /// the rest waits in its own socket. Nothing is refused, the shared
     /// counter shows no room the queue does not have, the queue never passes
     /// its limit, and the honest peer's messages all arrive, in order,

@@ -120,7 +120,7 @@ struct RefusalAccountingTests {
                 for _ in 0..<batch { transport.pump(into: raw.port.core) }
             }
             // Past the limit its messages park and its connection is read no
-            // further (Transport/PortTransport+Parking.swift): the rest waits
+            // further (HarborPorts' Admission/ParkedMessages.swift): the rest waits
             // in its socket, and nothing is refused.
             #expect(raw.port.status.queuedMessages <= Int(before), "the queue stayed within its limit")
             #expect(WireRejections.total == refusedBefore, "nothing refused")
@@ -143,8 +143,9 @@ struct RefusalAccountingTests {
         #expect(transport.slots.tryAcquire())  // a sender's message, in flight
         port.destroy()
         // The pump read it before the port died, and hands it over after.
-        var gaveBack = false
-        core.acceptRemote(MessageContent(id: 1, body: []), slots: transport.slots.counter, gaveBack: &gaveBack)
+        var arrivals = PortArrivals()
+        arrivals.append(message: MessageContent(id: 1, body: []), from: 0, reserving: 1)
+        let gaveBack = core.admit(arrivals, from: transport).gaveSlotsBack
         #expect(gaveBack)
         #expect(transport.slots.free == before)
     }

@@ -21,6 +21,7 @@ import HarborSystem
 /// such a mapping exists (`EBUSY`), so its presence proves there is none.
 ///
 /// **Thread safety:** immutable once made; any thread.
+@usableFromInline
 package final class MappedRegion: @unchecked Sendable {
     // @unchecked: the bytes are read-only (sealed memfd) or written only by
     // the creator before the region is shared (private copy).

@@ -15,7 +15,7 @@
 // a slot through its eventfd, which no other sender can write). A message
 // that arrives at a full queue, because its sender believed room another
 // process wrote here, is parked and its connection paused, never refused
-// (PortTransport+Parking.swift). So a process that scribbles on the counter
+// (Admission/ParkedMessages.swift). So a process that scribbles on the counter
 // stalls only itself (Docs/CrossProcess.md, "Back-pressure").
 //
 // Why two counters and not one word of free slots: senders and receiver
@@ -49,25 +49,25 @@ package final class SharedSlots: @unchecked Sendable {
     package static let grant: UInt64 = 1 << 32
 
     /// Int32 word indices, one 64-byte cache line apart where it matters.
-    fileprivate enum Word {
-        static let magic = 0
+    @usableFromInline enum Word {
+        @usableFromInline static let magic = 0
         /// Slots taken: senders' line (and the receiver's, for a lowered limit).
-        static let taken = 16
+        @usableFromInline static let taken = 16
         /// The last "given back" a sender read (a hint, never above the truth).
-        static let givenBackSeen = 17
+        @usableFromInline static let givenBackSeen = 17
         /// Slots given back, plus the initial limit: the receiver's line.
-        static let givenBack = 32
+        @usableFromInline static let givenBack = 32
         /// Senders asleep waiting for a slot: written only on that slow path.
-        static let waiters = 48
+        @usableFromInline static let waiters = 48
     }
 
     /// Words of this process only (never shared).
-    fileprivate enum Local {
+    @usableFromInline enum Local {
         /// Waiters registered with this receiver (PortTransport's table).
-        static let registered = 0
+        @usableFromInline static let registered = 0
         /// Messages the receiver parked off a full queue, their connections
-        /// paused (PortTransport+Parking.swift).
-        static let parked = 1
+        /// paused (Admission/ParkedMessages.swift).
+        @usableFromInline static let parked = 1
         static let count = 16
     }
 
@@ -132,14 +132,16 @@ package final class SharedSlots: @unchecked Sendable {
     package var counter: Counter { Counter(words: AtomicWords(words), local: AtomicWords(local)) }
 
     /// A view of the counters; valid while its `SharedSlots` lives.
+    @usableFromInline
     package struct Counter: @unchecked Sendable {
         // @unchecked: views of the shared mapping and of this process's
         // private words, touched only through atomics.
-        fileprivate let words: AtomicWords
-        fileprivate let local: AtomicWords
+        @usableFromInline let words: AtomicWords
+        @usableFromInline let local: AtomicWords
 
         /// Takes one slot if any is free. Touches only the senders' line
         /// while the last "given back" it read still shows room.
+        @inlinable
         package func tryAcquire() -> Bool {
             var taken = words.load(Word.taken)
             var givenBack = words.load(Word.givenBackSeen)
@@ -159,6 +161,7 @@ package final class SharedSlots: @unchecked Sendable {
 
         /// Gives `count` slots back; a negative count takes slots (a lowered
         /// limit), counted as taken so that "given back" never shrinks.
+        @inlinable
         package func release(_ count: Int32 = 1) {
             if count >= 0 {
                 words.fetchAdd(Word.givenBack, count)
@@ -169,6 +172,7 @@ package final class SharedSlots: @unchecked Sendable {
 
         /// Free slots by the shared counter (negative after a limit was
         /// lowered below the queue; anything at all after a scribble).
+        @inlinable
         package var free: Int32 {
             let taken = words.load(Word.taken)
             return words.load(Word.givenBack) &- taken
@@ -180,6 +184,7 @@ package final class SharedSlots: @unchecked Sendable {
         /// hint, which a scribbler can only make cost this receiver a look
         /// at its sockets). Read on every counted message handed out: two
         /// loads of this process's own cache line, usually.
+        @inlinable
         package var waiters: Int32 {
             let own = local.load(Local.registered)
                 &+ local.load(Local.parked)
@@ -188,12 +193,14 @@ package final class SharedSlots: @unchecked Sendable {
 
         /// Senders waiting for a slot, without the parked messages: whether
         /// a freed slot should look for wait packets and wake waiters.
+        @inlinable
         package var sendersWaiting: Int32 {
             let registered = local.load(Local.registered)
             return registered > 0 ? registered : max(0, words.load(Word.waiters))
         }
 
         /// Messages the receiver holds parked off its full queue (its own count).
+        @inlinable
         package var parked: Int32 { local.load(Local.parked) }
 
         /// Makes the shared counter show `target` free slots, and rewrites
@@ -244,7 +251,7 @@ package final class SharedSlots: @unchecked Sendable {
         own.storeRelaxed(Local.registered, Int32(clamping: count))
     }
 
-    /// Records how many messages the receiver holds parked (PortTransport+Parking.swift).
+    /// Records how many messages the receiver holds parked (Admission/ParkedMessages.swift).
     package func setParked(_ count: Int) {
         own.storeRelaxed(Local.parked, Int32(clamping: count))
     }

@@ -16,15 +16,16 @@ import HarborSystem
 /// everything else (trailer, rights, reply right, regions), and it is nil
 /// for a plain message this process sends: such a message costs no
 /// allocation beyond its body, which is the usual cross-process send.
+@usableFromInline
 package struct MessageContent: Sendable {
-    package var id: Int32
+    @usableFromInline package var id: Int32
     /// False for messages sent to a send-once right: they never count
     /// against the queue limit (Mach).
-    package var countsAgainstLimit: Bool
-    package var body: [UInt8]
+    @usableFromInline package var countsAgainstLimit: Bool
+    @usableFromInline package var body: [UInt8]
     /// Nil means: no rights, no reply right, no regions, and the trailer of
     /// a message this process sends (`MessageTrailer(sender: .current)`).
-    private var extra: Extra?
+    @usableFromInline var extra: Extra?
 
     /// A message this process sends: no box until something needs one.
     package init(id: Int32, body: [UInt8]) {
@@ -34,6 +35,7 @@ package struct MessageContent: Sendable {
         extra = nil
     }
 
+    @inlinable
     package init(id: Int32, body: [UInt8], rights: [CarriedRight] = [], reply: CarriedRight? = nil,
                  trailer: MessageTrailer, countsAgainstLimit: Bool = true) {
         self.id = id
@@ -49,25 +51,26 @@ package struct MessageContent: Sendable {
 
     /// The rights carried in the message, in order.
     package var rights: [CarriedRight] {
-        get { extra?.rights ?? [] }
+        @inlinable @inline(__always) get { extra?.rights ?? [] }
         _modify { yield &boxed().rights }
     }
 
     /// The reply right (Mach's `msgh_local_port`).
     package var reply: CarriedRight? {
-        get { extra?.reply }
+        @inlinable @inline(__always) get { extra?.reply }
         _modify { yield &boxed().reply }
     }
 
     /// Out-of-line regions: sealed memfds, mapped read-only (P08), or
     /// private memory that crossed in fragments.
     package var regions: [MappedRegion] {
-        get { extra?.regions ?? [] }
+        @inlinable @inline(__always) get { extra?.regions ?? [] }
         _modify { yield &boxed().regions }
     }
 
     /// Whether the message has nothing but an id and a body (its trailer
     /// aside): no rights, no reply right, no regions. Costs no allocation.
+    @inlinable @inline(__always)
     package var isPlain: Bool {
         guard let extra else { return true }
         return extra.rights.isEmpty && extra.regions.isEmpty && extra.reply == nil
@@ -106,12 +109,15 @@ package struct MessageContent: Sendable {
 // @exclusivity(unchecked): the only accesses are through `MessageContent`,
 // whose own (static) exclusivity covers the box it uniquely holds; the
 // runtime checks cost two calls and a thread-local lookup per access.
-private final class Extra: @unchecked Sendable {
-    @exclusivity(unchecked) var trailer: MessageTrailer
-    @exclusivity(unchecked) var rights: [CarriedRight]
-    @exclusivity(unchecked) var reply: CarriedRight?
-    @exclusivity(unchecked) var regions: [MappedRegion]
+// @usableFromInline: MessageContent's inlinable accessors read it.
+@usableFromInline final class Extra: @unchecked Sendable {  // @unchecked: see above
 
+    @usableFromInline @exclusivity(unchecked) var trailer: MessageTrailer
+    @usableFromInline @exclusivity(unchecked) var rights: [CarriedRight]
+    @usableFromInline @exclusivity(unchecked) var reply: CarriedRight?
+    @usableFromInline @exclusivity(unchecked) var regions: [MappedRegion]
+
+    @usableFromInline
     init(trailer: MessageTrailer, rights: [CarriedRight], reply: CarriedRight?, regions: [MappedRegion]) {
         self.trailer = trailer
         self.rights = rights

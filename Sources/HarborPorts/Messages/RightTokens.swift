@@ -12,6 +12,7 @@ import HarborSystem
 
 /// One send right to a port. ARC counts copies of a `SendRight`; the port
 /// counts tokens; when the last token dies, the port may see no-senders.
+@usableFromInline
 package final class SendRightToken: Sendable {
     package let port: PortCore
 
@@ -25,6 +26,7 @@ package final class SendRightToken: Sendable {
 
 /// The one send-once right. Dies either used (a message was sent with it) or
 /// unused, in which case the port gets a send-once notification.
+@usableFromInline
 package final class SendOnceToken: Sendable {
     package let port: PortCore
     private let used = Atomic<Bool>(false)
@@ -48,6 +50,7 @@ package final class SendOnceToken: Sendable {
 
 /// The one receive right. When it dies the port is destroyed, unless a
 /// port-destroyed notification hands the right on instead.
+@usableFromInline
 package final class ReceiveRightToken: Sendable {
     package let port: PortCore
 
@@ -57,6 +60,7 @@ package final class ReceiveRightToken: Sendable {
 }
 
 /// A right as it sits inside a message.
+@usableFromInline
 package enum CarriedRight: Sendable {
     case send(SendRightToken)
     case sendOnce(SendOnceToken)

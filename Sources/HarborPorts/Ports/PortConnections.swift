@@ -8,10 +8,13 @@ import HarborSystem
 /// (``PortCore/Location/receiving(_:)``).
 ///
 /// The port calls in through these requirements only; the transport hands
-/// messages back through the port's admission calls (`PortCore+Admission`).
+/// messages to the port through one call, ``PortCore/admit(_:from:)``
+/// (Admission/PortCore+Admission.swift).
 package protocol PortConnections: AnyObject, Sendable {
     /// The port's slot counter, shared with every sender.
     var slots: SharedSlots { get }
+    /// `slots`' counter.
+    var counter: SharedSlots.Counter { get }
     /// Connections open to the port.
     var connectionCount: Int { get }
     /// Reads what the ready connections hold and admits it to `port`,
@@ -23,6 +26,12 @@ package protocol PortConnections: AnyObject, Sendable {
     /// Watches the connections for hang-up, so `port` hears of its last
     /// sender going though nobody receives (a no-senders request).
     func watchHangUps(for port: PortCore)
+    /// Stops reading connection `token`: it leaves the readiness set, so
+    /// the packets waiting in it wake nobody (its messages park). Called
+    /// under the port's lock; a leaf (an `epoll_ctl`).
+    func pauseReading(_ token: UInt64)
+    /// Reads connection `token` again (under the port's lock; a leaf).
+    func resumeReading(_ token: UInt64)
     /// Removes a proxy's death watch (``ProxyWatch``).
     func removeWatch(_ token: UInt64)
     /// Closes every connection: the port is destroyed.

@@ -1,6 +1,7 @@
 // Harbor — a port's lock, through a wrapper for its state: HarborPorts'
 // code calls this, never the generic `HarborLock.withLock` (see HarborSystem's
-// `lockMutex`); HarborTransport has its own copy of these lines.
+// `lockMutex`). Only HarborPorts takes a port's lock: the transport reaches
+// a port's state through PortCore's own calls (Admission/, PortCore+Location).
 import HarborSystem
 
 extension HarborLock where Value == PortCore.Guarded {

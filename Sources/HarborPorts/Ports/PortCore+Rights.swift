@@ -85,10 +85,12 @@ extension PortCore {
         set?.removeMember(name)
         // Dropping the signal closes the descriptor (once no sender still
         // holds it), which also takes it out of any epoll set.
-        let transport = state.withGuarded { guarded -> (any PortConnections)? in
+        // Parked messages are dropped once the lock is released: their rights take locks.
+        let (transport, parked) = state.withGuarded { guarded -> ((any PortConnections)?, [MessageContent]) in
             defer { guarded.location = .local }
-            return guarded.transport
+            return (guarded.transport, guarded.ledger.reset())
         }
+        _ = parked
         // Closing the connections is what tells senders in other processes.
         transport?.shutDown()
         let readiness = state.withGuarded { guarded -> ReadinessSignal? in

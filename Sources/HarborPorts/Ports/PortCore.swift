@@ -17,9 +17,9 @@ package final class PortCore: Sendable {
     package let name: PortName
     /// The port's name on the wire (PortIdentity.swift).
     package let identity: PortIdentity
-    package let state: HarborLock<Guarded>
+    let state: HarborLock<Guarded>
 
-    package struct Guarded: ~Copyable {
+    struct Guarded: ~Copyable {
         package var machine = PortStateMachine()
         /// Created on first need (a blocking receive, a port set, a run
         /// loop), so a port that is only ever polled costs no descriptor.
@@ -50,6 +50,9 @@ package final class PortCore: Sendable {
         package var sharesExports = false
         /// That connection's sending end, once made; let go when the receive right moves.
         package var sharedExport: SharedDescriptor?
+        /// What each uid's messages queued here hold, and the messages
+        /// parked off the full queue (Admission/).
+        package var ledger = PeerLedger()
     }
 
     package init() {
@@ -70,7 +73,12 @@ package final class PortCore: Sendable {
     }
 
     deinit {
-        let (watchers, deathWatches, route) = state.withGuarded { ($0.watchers, $0.deathWatches, $0.route) }
+        // What the ledger charged over the whole process goes with the port;
+        // parked messages are dropped outside the lock.
+        let (watchers, deathWatches, route, parked) = state.withGuarded {
+            ($0.watchers, $0.deathWatches, $0.route, $0.ledger.reset())
+        }
+        _ = parked
         for watcher in watchers { watcher.transport?.removeWatch(watcher.token) }
         if !deathWatches.isEmpty { route?.cancelDeathWatches(deathWatches) }
         // Forget this port's identity records: a peer inventing identities
@@ -370,15 +378,5 @@ extension PortCore.Guarded {
             if counter.waiters > 0 { freed = transport }
         }
         return content
-    }
-
-    /// Queues a message from this process, taking a shared slot once the
-    /// port has senders in other processes.
-    package mutating func enqueueLocally(_ content: MessageContent) -> PortStateMachine.EnqueueOutcome {
-        if let slotCounter, content.countsAgainstLimit, !machine.isDead {
-            guard slotCounter.tryAcquire() else { return .full }
-            return machine.enqueue(content, slotReserved: true)
-        }
-        return machine.enqueue(content)
     }
 }

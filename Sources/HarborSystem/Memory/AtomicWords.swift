@@ -15,6 +15,7 @@ import Glibc  // types only: timespec
 /// a claim, never as a fact (Docs/Security.md).
 ///
 /// **Thread safety:** any thread; the words must stay mapped while it is used.
+@usableFromInline
 package struct AtomicWords: @unchecked Sendable {
     // @unchecked: a pointer, and every access through it is atomic.
     @usableFromInline let base: UnsafeMutablePointer<Int32>

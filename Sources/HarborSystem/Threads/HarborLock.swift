@@ -73,9 +73,11 @@ package struct HarborLock<Value: ~Copyable>: ~Copyable {
 /// is not specialised, and pays a thunk, a closure context and their
 /// retains on every call (measured on the cross-process round trip), where
 /// reading `mutex` and `value` of a concrete lock is a load.
+@inlinable @inline(__always)
 package func lockMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) { pthread_mutex_lock(mutex) }
 
 /// Unlocks what ``lockMutex(_:)`` locked.
+@inlinable @inline(__always)
 package func unlockMutex(_ mutex: UnsafeMutablePointer<pthread_mutex_t>) { pthread_mutex_unlock(mutex) }
 
 extension HarborLock where Value: ~Copyable {

@@ -84,14 +84,8 @@ extension PortCore {
             throw WireRejection(.badDescriptor, "no readiness descriptor: \(error)")
         }
         let transport = PortTransport(slots: counter, epollFD: epollFD)
-        let oldRoute = port.state.withGuarded { guarded -> (any PortRoute)? in
-            let old = guarded.route
-            guarded.location = .receiving(transport)
-            guarded.machine.adopt(limit: limit, sequenceNumber: sequenceNumber, made: made)
-            return old
-        }
+        let oldRoute = port.moveIn(to: transport, limit: limit, sequenceNumber: sequenceNumber, made: made)
         _ = oldRoute  // released here: one sender fewer on its connection
-        PortRegistry.register(port)
         for (kind, socket) in connections {
             do { try transport.adopt(socket, kind: kind) } catch { continue }
             switch kind {
@@ -99,7 +93,10 @@ extension PortCore {
             case .sendOnce: port.sendOnceMade()
             }
         }
-        for content in queued { port.acceptRemote(content) }
+        // The moved queue's messages are admitted as any from another
+        // process, charged to the uid that moved them.
+        let admission = port.admit(PortArrivals(movedQueue: queued), from: transport)
+        WireRejections.record(admission.refusals)
         // The requests made before the move hold here now: no-senders fires
         // when the last connection closes and no local send right is left.
         // A no-senders request also has the connections watched for
@@ -120,7 +117,7 @@ extension PortCore {
     /// own, reaching whatever its socket reaches.)
     private static func checkSendOnceClaim(_ identity: PortIdentity, socket: SharedDescriptor) throws(WireRejection) {
         let here = PortRegistry.everyPort(identity).compactMap { port in
-            port.state.withGuarded { $0.portTransport }
+            port.portTransport
         }
         guard !here.isEmpty, let peer = try? SeqPacketSocket.peerInode(socket.rawValue) else { return }
         if !here.contains(where: { $0.holdsConnection(inode: peer) }) {
@@ -148,7 +145,7 @@ extension PortCore {
         let brought = Set(connections.compactMap { try? FileKey(of: $0.rawValue).inode })
         var checkable = false
         for proxy in known {
-            guard let route = proxy.state.withGuarded({ $0.remoteRoute }) else { continue }
+            guard let route = proxy.remoteRoute else { continue }
             guard let peer = try? SeqPacketSocket.peerInode(route.socket.rawValue) else { continue }
             checkable = true
             if brought.contains(peer) { return proxy }

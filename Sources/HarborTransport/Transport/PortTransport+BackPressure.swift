@@ -9,7 +9,7 @@
 // - Room written into the counter costs nobody a message: a counted
 //   message that arrives while the queue is full (its sender believed the
 //   room, or took no slot) is parked beside the queue and its connection
-//   read no further until a slot frees (PortTransport+Parking.swift); the
+//   read no further until a slot frees (HarborPorts' ParkedMessages.swift); the
 //   counter is lowered to limit − queued − parked then, and at each look at
 //   the waiters. The queue never passes its limit, and a flood sent without
 //   slots waits in its sender's own socket.
@@ -47,12 +47,15 @@ extension PortTransport {
     /// sends nothing, and its slot must come back).
     static let grantLifetime = Duration.milliseconds(50)
 
-    /// A slot was freed: parked messages join the queue first
-    /// (PortTransport+Parking.swift), then senders in other processes that
-    /// wait for one are woken.
+    /// A slot was freed: parked messages join the queue first (admitted with
+    /// nothing new: HarborPorts' ParkedMessages.swift), then senders in
+    /// other processes that wait for one are woken.
     package func slotFreed(port: PortCore) {
         guard counter.waiters > 0 else { return }
-        if counter.parked > 0 { resumeParked(into: port) }
+        if counter.parked > 0 {
+            let admission = port.admit(PortArrivals(), from: self)
+            WireRejections.record(admission.refusals)
+        }
         guard counter.sendersWaiting > 0 else { return }
         // Their wait packets may still sit in the sockets.
         pump(into: port)
@@ -87,7 +90,7 @@ extension PortTransport {
             if parked > 0 {
                 // Messages wait beside the full queue already: a waiting
                 // sender joins them at once. Its message parks behind
-                // theirs and takes its turn (PortTransport+Parking.swift):
+                // theirs and takes its turn (HarborPorts' ParkedMessages.swift):
                 // no room is promised, so none is counted as granted.
                 defer { table.waiters.removeAll() }
                 return ([], Array(table.waiters.values))
@@ -128,13 +131,5 @@ extension PortTransport {
     /// `O_NONBLOCK`, so a full or bogus descriptor costs a failed write).
     static func signal(_ waiter: SharedDescriptor, _ value: UInt64) {
         DescriptorIO.addToCounter(waiter.rawValue, value)
-    }
-}
-
-extension PortCore {
-    /// The queue limit and the counted messages queued: the receiver's own
-    /// count, which back-pressure trusts over the shared counter.
-    var queueCounts: (limit: Int, queued: Int) {
-        state.withGuarded { ($0.machine.queueLimit, $0.machine.countedMessages) }
     }
 }

@@ -10,12 +10,6 @@ import HarborPorts
 
 extension PortTransport {
 
-    /// What a pump found, to act on once the locks are released.
-    package enum Arrival: Sendable {
-        case closed(WireFormat.ConnectionKind, used: Bool, token: UInt64)
-        case hungUp(PortCore)
-    }
-
     /// Reads what the ready sockets hold and queues it on `port`.
     ///
     /// With `deadline` other than `.immediately`, first sleeps in
@@ -59,85 +53,44 @@ extension PortTransport {
     }
 
     /// Work collected under the pump lock, done after it is released.
-    ///
-    /// Messages are moved along, never copied: each copy of a message costs
-    /// a retain and a release of every buffer it holds, which on this path
-    /// cost more than the system calls' user-space share.
     fileprivate struct Collected: ~Copyable, Sendable {
-        /// The first message (the usual pump: one message, no array), which
-        /// alone may skip the queue.
-        var firstMessage: MessageContent?
-        /// Messages after the first (a read-ahead), queued under one lock.
-        /// A deque: taken from the front, each is moved, not copied. Nil
-        /// until a read-ahead finds one: an empty deque still holds (and
-        /// retains) a shared storage object.
-        var messages: Deque<MessageContent>?
-        /// The connection each message came from: one that finds the queue
-        /// full is parked, and its connection paused (PortTransport+Parking.swift).
-        var from = PortCore.PumpedFrom()
-        /// Connections closing and proxies hanging up, acted on after the
-        /// messages: whatever a connection delivered comes before its end.
-        var events: [Arrival] = []
+        /// The messages read and the connections that ended behind them,
+        /// for the port's admission (HarborPorts' `PortCore.admit`).
+        var arrivals: PortArrivals
+        /// Proxies whose connection hung up (watched for a dead-name
+        /// request), told after the messages (nil: none, no array to release).
+        var hungUp: [PortCore]?
         var gotWaiter = false
         /// A refused packet gave its slot back: senders waiting may go on.
         var gaveSlotsBack = false
         var sawEvents = false
         var sawReadiness = false
-        let takeFirst: Bool
 
-        init(takeFirst: Bool) { self.takeFirst = takeFirst }
+        init(takeFirst: Bool) { arrivals = PortArrivals(takeFirst: takeFirst) }
 
         mutating func append(message content: consuming MessageContent, from token: UInt64) {
-            if firstMessage == nil {
-                firstMessage = consume content
-                from.first = token
-            } else {
-                from.appendToBatch(token)
-                if messages == nil {
-                    var batch = Deque<MessageContent>()
-                    batch.reserveCapacity(PumpBuffers.readAheadLimit)
-                    messages = batch
-                }
-                messages!.append(consume content)
-            }
+            arrivals.append(message: content, from: token, reserving: PumpBuffers.readAheadLimit)
         }
-
-        mutating func append(_ arrival: Arrival) { events.append(arrival) }
 
         consuming func finish(_ transport: PortTransport, _ port: PortCore) -> PumpOutcome {
             var outcome = PumpOutcome()
             outcome.sawEvents = sawEvents
             outcome.sawReadiness = sawReadiness
-            // Each message is queued or, refused, gives its slot back to
-            // this transport's counter (the port may have moved or died
-            // since the packets were read).
-            let slots = transport.counter
-            var freed: (any PortConnections)?
-            if let first = firstMessage.take() {
-                outcome.taken = port.acceptPumped(consume first, from: from.first, of: transport, take: takeFirst,
-                                                  gaveBack: &gaveSlotsBack, freed: &freed)
+            let hungUp = self.hungUp
+            var gaveSlotsBack = self.gaveSlotsBack
+            let gotWaiter = self.gotWaiter
+            if !arrivals.isEmpty {
+                var admission = port.admit(arrivals, from: transport)
+                outcome.taken = admission.taken.take()
+                if admission.refusals.count > 0 { WireRejections.record(admission.refusals) }
+                if admission.gaveSlotsBack { gaveSlotsBack = true }
+                // Only now: the slot the first message freed pumps the sockets
+                // again, and what that reads must come after this batch.
+                if admission.freedSlot { transport.slotFreed(port: port) }
             }
-            if messages != nil {
-                port.acceptPumped(batch: &messages!, from: from, of: transport, gaveBack: &gaveSlotsBack)
-            }
-            // Only now: the slot the first message freed pumps the sockets
-            // again, and what that reads must come after this batch.
-            freed?.slotFreed(port: port)
-            if gotWaiter || (gaveSlotsBack && slots.waiters > 0) { transport.signalWaiters(port: port) }
-            if !events.isEmpty {
-                for arrival in events { Self.act(on: arrival, transport, port) }
-            }
+            if gotWaiter || (gaveSlotsBack && transport.counter.waiters > 0) { transport.signalWaiters(port: port) }
+            for proxy in hungUp ?? [] { proxy.remoteDied() }
             return outcome
-        }
-
-        private static func act(on arrival: Arrival, _ transport: PortTransport, _ port: PortCore) {
-            switch arrival {
-            case .closed(let kind, let used, let token):
-                // A connection whose messages are parked ends after them.
-                if transport.parkEnd(of: token) { return }
-                port.connectionClosed(kind, used: used)
-            case .hungUp(let proxy): proxy.remoteDied()
-            }
         }
     }
 
@@ -156,11 +109,11 @@ extension PortTransport {
             if token & Self.watchTag != 0 {
                 guard let watch = table.withLockedValue({ $0.watches.removeValue(forKey: token) }) else { continue }
                 EpollControl.remove(epollFD, watch.route.socket.rawValue)
-                if let proxy = watch.proxy { collected.append(.hungUp(proxy)) }
+                if let proxy = watch.proxy { collected.hungUp = (collected.hungUp ?? []) + [proxy] }
                 continue
             }
             // A connection paused since this event was collected is not read
-            // (PortTransport+Parking.swift).
+            // (HarborPorts' ParkedMessages.swift).
             guard let connection = connection(for: token, buffers: &buffers), !isPaused(token) else { continue }
             // Packets that are not messages (wait packets, fragments, refused
             // packets) are read on until a message, the end or an empty
@@ -245,7 +198,8 @@ extension PortTransport {
             if buffers.assemblies.drop(token, returningSlotsTo: counter) { collected.gaveSlotsBack = true }
             buffers.cachedConnection = nil
             close(token)
-            collected.append(.closed(connection.kind, used: false, token: token))
+            collected.arrivals.append(PortArrivals.Ending(token: token, isSendOnce: connection.kind == .sendOnce,
+                                                          used: false))
             return .closed
         case .message(var content):
             if connection.kind == .sendOnce {
@@ -254,11 +208,11 @@ extension PortTransport {
                 buffers.cachedConnection = nil
                 close(token)
                 collected.append(message: consume content, from: token)
-                collected.append(.closed(.sendOnce, used: true, token: token))
+                collected.arrivals.append(PortArrivals.Ending(token: token, isSendOnce: true, used: true))
             } else {
                 // A message holding rights or regions ends a read-ahead: what a
                 // pump has read is queued, and charged to its sender's uid
-                // (PeerAdmission.swift), before more is read, so one pump
+                // (HarborPorts' PortCore+Charges.swift), before more is read, so one pump
                 // holds a peer's descriptors past its limits for one message
                 // at most, not a batch of them (P12).
                 let holds = !content.isPlain

@@ -11,13 +11,16 @@
 // PortTransport+Packet.swift, fragment reassembly in
 // PortTransport+Fragments.swift, the pump's buffers in PumpBuffers.swift.
 // Back-pressure (waiters, grants, the counter's repair) is in
-// PortTransport+BackPressure.swift; what each uid's queued messages hold in
-// PeerLedger.swift, its limits in PeerLimits.swift.
+// PortTransport+BackPressure.swift; pausing a connection whose messages
+// park in PortTransport+Parking.swift. What the transport reads reaches the
+// port through one call, `PortCore.admit` (HarborPorts' Admission/, which
+// also keeps what each uid's queued messages hold and the parked messages).
 //
 // Locks: `pump` (the receive buffers) is taken before `table`, never after.
 // Only non-blocking calls (recvmsg, epoll_ctl, eventfd write) run under them;
 // messages are queued and notifications delivered after both are released.
-// `ledger` is a leaf, taken under the port's own lock.
+// `table` is also taken under the port's own lock (pausing and resuming a
+// connection), and nothing is taken under it.
 import Synchronization
 import HarborSystem
 import HarborPorts
@@ -56,12 +59,12 @@ package final class PortTransport: Sendable {
         var isShutDown = false
         /// Set once the port asked for no-senders (PortTransport+HangUps.swift).
         var hangUps: HangUpWatches?
+        /// Connections out of the readiness set while their messages park
+        /// (HarborPorts' ParkedMessages.swift).
+        var paused: Set<UInt64> = []
     }
 
     let table = HarborLock(Table())
-    /// What each uid's queued messages hold (PeerLedger.swift); a leaf
-    /// lock, taken under the port's lock.
-    let ledger = HarborLock(PeerLedger())
     let pumpBuffers = HarborLock(PumpBuffers())
     /// Bumped, under the table lock, whenever a connection leaves the
     /// table: the pump's cached connection is good while this is unchanged.
@@ -71,13 +74,6 @@ package final class PortTransport: Sendable {
         self.slots = slots
         counter = slots.counter
         self.epollFD = epollFD
-    }
-
-    deinit {
-        // What the ledger charged over the whole process goes with it, however
-        // the transport goes; parked messages are dropped outside its lock.
-        let parked = ledger.withLockedValue { $0.reset() }
-        _ = parked
     }
 
     // MARK: Connections
@@ -143,6 +139,7 @@ package final class PortTransport: Sendable {
         let taken = table.withLockedValue { table in
             departures.add(1, ordering: .releasing)
             unwatchAllHangUps(in: &table)
+            table.paused.removeAll()
             defer { table.connections.removeAll() }
             return Array(table.connections.values)
         }
@@ -157,6 +154,7 @@ package final class PortTransport: Sendable {
         let (connection, waiter) = table.withLockedValue { table -> (Connection?, SharedDescriptor?) in
             departures.add(1, ordering: .releasing)
             unwatchHangUp(token, in: &table)
+            table.paused.remove(token)
             let waiter = table.waiters.removeValue(forKey: token)
             if waiter != nil { slots.setRegisteredWaiters(table.waiters.count) }
             return (table.connections.removeValue(forKey: token), waiter)
@@ -211,13 +209,13 @@ package final class PortTransport: Sendable {
                     table.connections.removeAll()
                     table.watches.removeAll()
                     table.waiters.removeAll()
+                    table.paused.removeAll()
                     slots.setRegisteredWaiters(0)
                 }
                 return (Array(table.connections.values), Array(table.watches.values), Array(table.waiters.values))
             }
         }
-        // Parked messages are dropped once the lock is released: their rights take locks.
-        _ = ledger.withLockedValue { $0.reset() }
+        // The port dropped its parked messages with its ledger.
         slots.setParked(0)
         for waiter in waiters { Self.signal(waiter, SharedSlots.wake) }
         for connection in connections { EpollControl.remove(epollFD, connection.socket.rawValue) }

@@ -264,12 +264,6 @@ package final class RemoteRoute: Sendable {
     }
 }
 
-extension PortCore {
-    /// The connection a proxy sends through (nil for a port received here).
-    /// For tests and test helpers that misbehave on purpose (harbor-peer).
-    package var remoteRoute: RemoteRoute? { state.withGuarded { $0.remoteRoute } }
-}
-
 extension RemoteRoute: PortRoute {
     package func requestDeadName(of port: PortCore, notifying target: SendOnceToken) {
         port.requestRemoteDeadName(target, route: self)

@@ -7,7 +7,7 @@
 // copied into arrays when the packet is decoded. So what they add up to is
 // checked first (`PeerLimits.queuedInlineBytesPerUid`) and the packet is
 // refused (`overLimit`) with nothing copied; what is admitted is charged to
-// the delivering uid on the port it joins (PeerAdmission.swift).
+// the delivering uid on the port it joins (HarborPorts' PortCore+Charges.swift).
 import HarborSystem
 import HarborPorts
 

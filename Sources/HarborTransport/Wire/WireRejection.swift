@@ -100,3 +100,12 @@ public enum WireRejections {
         counters.withLockedValue { $0[reason.rawValue] += 1 }
     }
 }
+
+extension WireRejections {
+    /// Counts the messages admission refused (HarborPorts' `PortCore.admit`),
+    /// each as the wire rejection of the same name.
+    package static func record(_ refusals: AdmissionRefusals) {
+        for _ in 0..<refusals.flood { record(.flood) }
+        for _ in 0..<refusals.overLimit { record(.overLimit) }
+    }
+}
