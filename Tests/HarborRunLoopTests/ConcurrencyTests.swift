@@ -111,7 +111,7 @@ extension RunLoopTests {
             }
             // The port, its readiness eventfd and the watch are all gone.
             #expect(openDescriptorCount() == before)
-            #expect(AsyncPortWatcher.loop.state.withLock { $0.descriptorSlots.occupiedCount } == 0)
+            #expect(AsyncPortWatcher.loop.state.withLock { $0.waitSlots.occupiedCount } == 0)
         }
 
         @Test func A02_anActorOnALoopThreadRunsItsIsolatedCodeThere() async throws {

@@ -172,7 +172,7 @@ extension RunLoopTests {
                 #expect(loop.run(mode: .default, timeout: .milliseconds(20), returnAfterSourceHandled: false) == .timedOut)
                 let token = port.membership.withLock { $0.membership(in: loop).token }!
                 port.invalidate()
-                #expect(loop.state.withLock { $0.portSlots.lookup(token) } == nil)
+                #expect(loop.state.withLock { $0.waitSlots.lookup(token) } == nil)
                 #expect(loop.run(mode: .default, timeout: .milliseconds(20), returnAfterSourceHandled: false) == .finished)
             }
         }

@@ -203,11 +203,11 @@ extension RunLoopTests {
             final class Item {}
             var table = SlotTable<Item>()
             let first = Item()
-            let token = table.insert(first, kind: .port)
+            let token = table.insert(first, kind: .source)
             #expect(table.lookup(token) === first)
             table.remove(token)
             let second = Item()
-            let reused = table.insert(second, kind: .port)
+            let reused = table.insert(second, kind: .source)
             #expect(reused.slot == token.slot)
             #expect(table.lookup(token) == nil)  // an event for the old item is stale
             #expect(table.lookup(reused) === second)

@@ -14,6 +14,10 @@
 /// }
 /// ```
 ///
+/// For an actor whose state the loop's own handlers (port messages,
+/// timers, sources) should reach synchronously, adopt ``LoopActor`` and
+/// make the handlers with its `confined` methods.
+///
 /// Jobs run only while the loop runs in a common mode (a ``LoopWorker``
 /// runs `.default`, which is common). Jobs posted after the loop's thread
 /// has exited are dropped, and whatever awaited them waits forever: stop a

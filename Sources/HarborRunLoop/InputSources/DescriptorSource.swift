@@ -28,7 +28,7 @@ import HarborSystem
 /// **CF equivalent:** `CFFileDescriptorCreate` +
 /// `CFFileDescriptorCreateRunLoopSource` + `CFFileDescriptorEnableCallBacks`
 /// (Foundation on Linux lacks it); `DispatchSource.makeReadSource`.
-public final class DescriptorSource: Sendable, CustomStringConvertible {
+public final class DescriptorSource: Sendable, CustomStringConvertible, WaitsetSource {
     /// The watched descriptor.
     public let descriptor: CInt
     /// Lower orders run first when several descriptors are ready in one pass.
@@ -79,19 +79,6 @@ public final class DescriptorSource: Sendable, CustomStringConvertible {
         owned = closesOnInvalidate ? OwnedDescriptor(taking: descriptor) : nil
     }
 
-    /// A source owning `descriptor` (closed when the source is released).
-    package init(
-        owning descriptor: consuming OwnedDescriptor, events: DescriptorEvents, label: String,
-        _ handler: @escaping @Sendable (DescriptorEvents) -> Void
-    ) {
-        self.descriptor = descriptor.rawValue
-        order = 0
-        self.label = label
-        self.handler = { _, events in handler(events) }
-        interests = Atomic(events.epollMask)
-        owned = .some(descriptor)
-    }
-
     /// What the source watches for now.
     public var events: DescriptorEvents { DescriptorEvents(rawValue: interests.load(ordering: .acquiring)) }
 
@@ -100,7 +87,7 @@ public final class DescriptorSource: Sendable, CustomStringConvertible {
     /// `CFFileDescriptorEnableCallBacks` / `CFFileDescriptorDisableCallBacks`.
     public func setEvents(_ events: DescriptorEvents) {
         interests.store(events.epollMask, ordering: .releasing)
-        for loop in membership.withLock({ $0.loops }) { loop.descriptorEventsChanged(self) }
+        waitEventsChanged()
     }
 
     /// False once ``invalidate()`` ran.
@@ -111,7 +98,19 @@ public final class DescriptorSource: Sendable, CustomStringConvertible {
     /// `CFFileDescriptorInvalidate`.
     public func invalidate() {
         guard valid.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        for loop in membership.withLock({ $0.loops }) { loop.removeEverywhere(.descriptor(self)) }
+        leaveEveryLoop()
+    }
+
+    var waitDescriptor: CInt { descriptor }
+    var waitEvents: EpollEvents { EpollEvents(rawValue: interests.load(ordering: .acquiring)) }
+
+    /// Serves one ready descriptor: one handler call per pass (the fairness
+    /// bound). A source invalidated or gone from the mode since its event
+    /// was queued is skipped. Returns whether the handler ran.
+    func serve(_ events: EpollEvents, on loop: Loop, in mode: ModeState) -> Bool {
+        guard isServed(by: loop, in: mode) else { return false }
+        Callout.descriptor(self, DescriptorEvents(epoll: events.rawValue))
+        return true
     }
 
     public var description: String {
@@ -123,45 +122,20 @@ extension Loop {
     /// Adds a descriptor source to `mode` (or every common mode for
     /// `.common`); from then on its descriptor wakes the loop. Any thread.
     /// **CF equivalent:** `CFRunLoopAddSource` with a CFFileDescriptor's source.
-    public func add(_ source: DescriptorSource, forMode mode: LoopMode) { add(.descriptor(source), to: mode) }
+    public func add(_ source: DescriptorSource, forMode mode: LoopMode) { add(.waitset(source), to: mode) }
     /// Removes the descriptor source from `mode` only. **CF equivalent:** `CFRunLoopRemoveSource`.
-    public func remove(_ source: DescriptorSource, forMode mode: LoopMode) { remove(.descriptor(source), from: mode) }
+    public func remove(_ source: DescriptorSource, forMode mode: LoopMode) { remove(.waitset(source), from: mode) }
     /// Whether the descriptor source is in `mode`.
     public func contains(_ source: DescriptorSource, inMode mode: LoopMode) -> Bool {
-        contains(.descriptor(source), mode)
+        contains(.waitset(source), mode)
     }
+}
 
-    /// Registers `source` in `mode`'s waitset (loop lock held) under `token`,
-    /// its slot in this loop's table.
-    func registerDescriptor(_ source: DescriptorSource, in mode: ModeState, token: WaitToken) {
-        do {
-            try mode.epoll.add(source.descriptor, events: EpollEvents(rawValue: source.interests.load(ordering: .acquiring)), token: token.rawValue)
-        } catch {
-            // EBADF/EPERM (a regular file), EEXIST (the same descriptor twice
-            // in one mode): the caller's mistake, reported where CF logs.
-            preconditionFailure("Harbor: cannot watch descriptor \(source.descriptor) in mode \(mode.name): \(error)")
-        }
-        mode.descriptors.append(source)
-        mode.descriptors.sort { $0.order < $1.order }
-    }
-
-    /// Takes `source` out of `mode`'s waitset (loop lock held).
-    func unregisterDescriptor(_ source: DescriptorSource, from mode: ModeState) {
-        try? mode.epoll.remove(source.descriptor)
-        mode.descriptors.removeAll { $0 === source }
-    }
-
-    /// The source's interests changed: re-register it in every mode of this loop.
-    func descriptorEventsChanged(_ source: DescriptorSource) {
-        state.withLock { state in
-            let membership = source.membership.withLock { $0.membership(in: self) }
-            guard let token = membership.token else { return }
-            let events = EpollEvents(rawValue: source.interests.load(ordering: .acquiring))
-            for name in membership.modes {
-                guard let mode = state.modes[name] else { continue }
-                try? mode.epoll.modify(source.descriptor, events: events, token: token.rawValue)
-            }
-            state.wakeIfWaiting()
-        }
+extension Callout {
+    /// A descriptor source's handler (CF's
+    /// `__CFRUNLOOP_IS_CALLING_OUT_TO_A_SOURCE1_PERFORM_FUNCTION__`).
+    @inline(never)
+    static func descriptor(_ source: DescriptorSource, _ events: DescriptorEvents) {
+        source.handler(source, events)
     }
 }

@@ -23,7 +23,7 @@ import HarborSystem
 /// no lock held.
 /// **CF equivalent:** `CFMachPortCreateRunLoopSource`, `NSPort`'s
 /// `addPort:forMode:` with `handleMachMessage:`.
-public final class PortSource: Sendable, CustomStringConvertible {
+public final class PortSource: Sendable, CustomStringConvertible, WaitsetSource {
     /// At most this many messages are handled per wake-up, so one busy port
     /// cannot starve the loop's other sources.
     public static let batchLimit = 16
@@ -75,7 +75,7 @@ public final class PortSource: Sendable, CustomStringConvertible {
     /// CF: `CFRunLoopSourceInvalidate`.
     public func invalidate() {
         guard valid.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        for loop in membership.withLock({ $0.loops }) { loop.removeEverywhere(.port(self)) }
+        leaveEveryLoop()
     }
 
     /// Takes the next waiting message, if any.
@@ -85,7 +85,48 @@ public final class PortSource: Sendable, CustomStringConvertible {
     /// queue is empty (after a wake-up that found nothing).
     func clearSpuriousReadiness() { receive.core.clearSpuriousReadiness() }
 
+    var waitDescriptor: CInt { readinessDescriptor }
+    var waitEvents: EpollEvents { .readable }
+
+    /// Serves a ready port: up to ``batchLimit`` messages, one handler call
+    /// each. Returns whether a message was handled. A port invalidated or
+    /// gone from the mode since its event was queued is skipped.
+    func serve(_ events: EpollEvents, on loop: Loop, in mode: ModeState) -> Bool {
+        var handled = false
+        for _ in 0..<Self.batchLimit {
+            guard isServed(by: loop, in: mode), let message = takeMessage() else { break }
+            Callout.port(self, message)
+            handled = true
+        }
+        // Readable with nothing to take (a nudge, or a write that raced a
+        // receive): clear it, or the level-triggered waitset wakes us again.
+        if !handled && isValid { clearSpuriousReadiness() }
+        return handled
+    }
+
     public var description: String {
         "PortSource(\(receive.name), fd: \(readinessDescriptor), queued: \(receive.status.queuedMessages), order: \(order))"
+    }
+}
+
+extension Loop {
+    /// Adds a port source to `mode`; from then on the port wakes the loop by
+    /// itself. A port source may be in several loops at once: each wakes
+    /// for its messages and the first to look takes them. Any thread.
+    /// **CF equivalent:** `CFRunLoopAddSource` (version 1),
+    /// `-[NSRunLoop addPort:forMode:]`.
+    public func add(_ source: PortSource, forMode mode: LoopMode) { add(.waitset(source), to: mode) }
+    /// Removes the port source from `mode` only. **CF equivalent:** `-[NSRunLoop removePort:forMode:]`.
+    public func remove(_ source: PortSource, forMode mode: LoopMode) { remove(.waitset(source), from: mode) }
+    /// Whether the port source is in `mode`.
+    public func contains(_ source: PortSource, inMode mode: LoopMode) -> Bool { contains(.waitset(source), mode) }
+}
+
+extension Callout {
+    /// A port source's handler (CF's
+    /// `__CFRUNLOOP_IS_CALLING_OUT_TO_A_SOURCE1_PERFORM_FUNCTION__`).
+    @inline(never)
+    static func port(_ port: PortSource, _ message: consuming Message) {
+        port.handler(port, message)
     }
 }

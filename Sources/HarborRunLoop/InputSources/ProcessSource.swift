@@ -45,7 +45,8 @@ public struct ProcessExit: Hashable, Sendable, CustomStringConvertible {
 /// ``sendSignal(_:)`` uses the same pidfd (`pidfd_send_signal`), so it can
 /// never signal an unrelated process that inherited the number.
 ///
-/// After the handler ran the source invalidates itself and releases its pidfd.
+/// After the handler ran the source invalidates itself; its pidfd is
+/// closed when the source is released.
 ///
 /// ```swift
 /// let child = try ProcessSource(pid: pid) { exit in print(exit) }
@@ -56,11 +57,17 @@ public struct ProcessExit: Hashable, Sendable, CustomStringConvertible {
 /// **Thread safety:** every method, any thread; the handler runs on the
 /// loop's thread. **Darwin equivalent:** `DispatchSource.makeProcessSource`
 /// (`DISPATCH_SOURCE_TYPE_PROC` with `.exit`), a kqueue `EVFILT_PROC` filter.
-public final class ProcessSource: Sendable, CustomStringConvertible {
+public final class ProcessSource: Sendable, CustomStringConvertible, WaitsetSource {
     /// The watched process's id.
     public let pid: pid_t
-    /// The descriptor source over the pidfd; the loop schedules this.
-    let source: DescriptorSource
+    /// The pidfd, closed when the source is released.
+    private let pidfd: OwnedDescriptor
+    let handler: @Sendable (ProcessExit) -> Void
+    let membership = HarborLock(Memberships())
+    private let valid = Atomic(true)
+    /// Set by the one pass that reaps and reports. Atomic: a source in
+    /// several loops may be served by two of their threads at once.
+    private let reported = Atomic(false)
 
     /// Watches process `pid` (usually a child this process spawned).
     /// - Throws: ``SourceError/Code/noSuchProcess`` if no such process
@@ -77,16 +84,8 @@ public final class ProcessSource: Sendable, CustomStringConvertible {
             throw SourceError(.systemCallFailed, "cannot watch process \(pid)", underlying: error)
         }
         self.pid = pid
-        let pidfd = fd
-        let reaped = Reaped()
-        source = DescriptorSource(owning: OwnedDescriptor(taking: fd), events: .readable, label: "process \(pid)") { _ in
-            // The pidfd is readable once the process has ended: reap and report, once.
-            guard reaped.claim() else { return }
-            let exit = ProcessSource.reap(pidfd: pidfd, pid: pid)
-            handler(exit)
-            reaped.source?.invalidate()
-        }
-        reaped.source = source
+        pidfd = OwnedDescriptor(taking: fd)
+        self.handler = handler
     }
 
     /// Sends `signal` to the process through its pidfd (never to a process
@@ -95,7 +94,7 @@ public final class ProcessSource: Sendable, CustomStringConvertible {
     ///   been reaped.
     public func sendSignal(_ signal: CInt) throws(SourceError) {
         do {
-            try ProcessControl.sendSignal(signal, through: source.descriptor)
+            try ProcessControl.sendSignal(signal, through: pidfd.rawValue)
         } catch where error.isNoSuchProcess {
             throw SourceError(.noSuchProcess, "process \(pid) has ended", underlying: error)
         } catch {
@@ -104,12 +103,28 @@ public final class ProcessSource: Sendable, CustomStringConvertible {
     }
 
     /// False once the process's exit was reported or ``invalidate()`` ran.
-    public var isValid: Bool { source.isValid }
+    public var isValid: Bool { valid.load(ordering: .acquiring) }
 
     /// Stops watching; the handler never runs. The process is not reaped.
-    public func invalidate() { source.invalidate() }
+    public func invalidate() {
+        guard valid.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        leaveEveryLoop()
+    }
 
     public var description: String { "ProcessSource(pid \(pid), valid: \(isValid))" }
+
+    let order = 0
+    var waitDescriptor: CInt { pidfd.rawValue }
+    var waitEvents: EpollEvents { .readable }
+
+    /// The pidfd is readable once the process has ended: reaps it and
+    /// reports, once, then leaves every loop.
+    func serve(_ events: EpollEvents, on loop: Loop, in mode: ModeState) -> Bool {
+        guard isServed(by: loop, in: mode), !reported.exchange(true, ordering: .acquiringAndReleasing) else { return false }
+        Callout.process(self, Self.reap(pidfd: pidfd.rawValue, pid: pid))
+        invalidate()
+        return true
+    }
 
     /// Collects the exit status with `waitid(P_PIDFD, WEXITED)`.
     private static func reap(pidfd: CInt, pid: pid_t) -> ProcessExit {
@@ -121,21 +136,20 @@ public final class ProcessSource: Sendable, CustomStringConvertible {
     }
 }
 
-/// Makes the exit report happen once, and lets the handler find its source.
-private final class Reaped: @unchecked Sendable {
-    // @unchecked: `source` is written once in ProcessSource.init before the
-    // source can be added to any loop, then only read.
-    weak var source: DescriptorSource?
-    /// Atomic: a source in several loops may be handled by two of their
-    /// threads at once.
-    private let done = Atomic(false)
-    func claim() -> Bool { !done.exchange(true, ordering: .acquiringAndReleasing) }
-}
-
 extension Loop {
     /// Watches the process in `mode` (one mode is enough: it fires once).
     /// Any thread.
-    public func add(_ source: ProcessSource, forMode mode: LoopMode) { add(source.source, forMode: mode) }
+    public func add(_ source: ProcessSource, forMode mode: LoopMode) { add(.waitset(source), to: mode) }
     /// Removes the process source from `mode`.
-    public func remove(_ source: ProcessSource, forMode mode: LoopMode) { remove(source.source, forMode: mode) }
+    public func remove(_ source: ProcessSource, forMode mode: LoopMode) { remove(.waitset(source), from: mode) }
+    /// Whether the process source is in `mode`.
+    public func contains(_ source: ProcessSource, inMode mode: LoopMode) -> Bool { contains(.waitset(source), mode) }
+}
+
+extension Callout {
+    /// A process source's handler (libdispatch's process source event handler).
+    @inline(never)
+    static func process(_ source: ProcessSource, _ exit: ProcessExit) {
+        source.handler(exit)
+    }
 }

@@ -2,6 +2,7 @@
 import Glibc  // types only: pid_t, uid_t
 import HarborPorts
 import HarborSystem
+import Synchronization
 
 /// One delivered signal, as a signal source reports it.
 ///
@@ -47,10 +48,14 @@ public struct SignalInfo: Hashable, Sendable, CustomStringConvertible {
 /// **Thread safety:** every method, any thread; the handler runs on the
 /// loop's thread. **Darwin equivalent:** `DispatchSource.makeSignalSource`
 /// (where, too, the signal's default action must be disabled first).
-public final class SignalSource: Sendable, CustomStringConvertible {
+public final class SignalSource: Sendable, CustomStringConvertible, WaitsetSource {
     /// The signals this source receives.
     public let signals: [CInt]
-    let source: DescriptorSource
+    /// The signalfd, closed when the source is released.
+    private let signalDescriptor: OwnedDescriptor
+    let handler: @Sendable (SignalInfo) -> Void
+    let membership = HarborLock(Memberships())
+    private let valid = Atomic(true)
 
     /// Blocks `signals` in the calling thread (and so in every thread it
     /// creates afterwards). Call at the start of `main`, before any thread
@@ -89,24 +94,40 @@ public final class SignalSource: Sendable, CustomStringConvertible {
             throw SourceError(.systemCallFailed, "cannot make a signalfd for \(signals)", underlying: error)
         }
         self.signals = signals
-        let signalDescriptor = fd
-        source = DescriptorSource(owning: OwnedDescriptor(taking: fd), events: .readable, label: "signals \(signals)") { _ in
-            // Up to 16 signals per pass (RL20); the rest wait for the next.
-            for _ in 0..<16 {
-                guard let info = Signals.readDelivered(signalDescriptor) else { return }
-                handler(SignalInfo(signal: info.signal, senderPID: info.senderPID, senderUID: info.senderUID))
-            }
-        }
+        signalDescriptor = OwnedDescriptor(taking: fd)
+        self.handler = handler
     }
 
     /// False once ``invalidate()`` ran.
-    public var isValid: Bool { source.isValid }
+    public var isValid: Bool { valid.load(ordering: .acquiring) }
 
     /// Stops receiving; the signals stay blocked (and so pending) until
-    /// unblocked. Releases the signalfd once the loop let it go.
-    public func invalidate() { source.invalidate() }
+    /// unblocked. The signalfd is closed when the source is released.
+    public func invalidate() {
+        guard valid.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        leaveEveryLoop()
+    }
 
     public var description: String { "SignalSource(\(signals), valid: \(isValid))" }
+
+    let order = 0
+    var waitDescriptor: CInt { signalDescriptor.rawValue }
+    var waitEvents: EpollEvents { .readable }
+
+    /// Reads up to ``batchLimit`` delivered signals, one handler call each
+    /// (RL20); the rest wait for the next pass.
+    func serve(_ events: EpollEvents, on loop: Loop, in mode: ModeState) -> Bool {
+        var handled = false
+        for _ in 0..<Self.batchLimit {
+            guard isServed(by: loop, in: mode), let info = Signals.readDelivered(signalDescriptor.rawValue) else { break }
+            Callout.signal(self, SignalInfo(signal: info.signal, senderPID: info.senderPID, senderUID: info.senderUID))
+            handled = true
+        }
+        return handled
+    }
+
+    /// At most this many signals are handled per pass.
+    static let batchLimit = 16
 
     /// Checks that every signal can be received through a signalfd.
     private static func check(_ signals: [CInt]) throws(SourceError) {
@@ -118,7 +139,17 @@ public final class SignalSource: Sendable, CustomStringConvertible {
 
 extension Loop {
     /// Receives the source's signals while the loop runs in `mode`. Any thread.
-    public func add(_ source: SignalSource, forMode mode: LoopMode) { add(source.source, forMode: mode) }
+    public func add(_ source: SignalSource, forMode mode: LoopMode) { add(.waitset(source), to: mode) }
     /// Removes the signal source from `mode`.
-    public func remove(_ source: SignalSource, forMode mode: LoopMode) { remove(source.source, forMode: mode) }
+    public func remove(_ source: SignalSource, forMode mode: LoopMode) { remove(.waitset(source), from: mode) }
+    /// Whether the signal source is in `mode`.
+    public func contains(_ source: SignalSource, inMode mode: LoopMode) -> Bool { contains(.waitset(source), mode) }
+}
+
+extension Callout {
+    /// A signal source's handler (libdispatch's signal source event handler).
+    @inline(never)
+    static func signal(_ source: SignalSource, _ info: SignalInfo) {
+        source.handler(info)
+    }
 }

@@ -1,4 +1,5 @@
-// Harbor — call-out trampolines: every user callback goes through one of these.
+// Harbor — call-out trampolines: every user callback goes through one of these
+// (a waitset source's kind declares its own beside it, in its file).
 //
 // Each is `@inline(never)`, so a crash log or a profile names the kind of
 // callback that was running (CF's __CFRUNLOOP_IS_CALLING_OUT_TO_…__).
@@ -24,10 +25,5 @@ enum Callout {
     @inline(never)
     static func timer(_ timer: LoopTimer) {
         timer.handler(timer)
-    }
-
-    @inline(never)
-    static func port(_ port: PortSource, _ message: consuming Message) {
-        port.handler(port, message)
     }
 }

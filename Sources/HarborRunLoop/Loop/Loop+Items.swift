@@ -1,4 +1,4 @@
-// Harbor — adding and removing sources, timers and observers; common modes.
+// Harbor — adding and removing items (the one registration of every waitset source); common modes.
 import HarborPorts
 import Synchronization
 import HarborSystem
@@ -9,12 +9,6 @@ extension Loop {
     /// several loops at once, and each runs it. Any thread.
     /// **CF equivalent:** `CFRunLoopAddSource`.
     public func add(_ source: LoopSource, forMode mode: LoopMode) { add(.source(source), to: mode) }
-    /// Adds a port source to `mode`; from then on the port wakes the loop by
-    /// itself. A port source may be in several loops at once: each wakes
-    /// for its messages and the first to look takes them. Any thread.
-    /// **CF equivalent:** `CFRunLoopAddSource` (version 1),
-    /// `-[NSRunLoop addPort:forMode:]`.
-    public func add(_ source: PortSource, forMode mode: LoopMode) { add(.port(source), to: mode) }
     /// Schedules a timer in `mode`. A timer belongs to one loop: adding it to
     /// a second loop is ignored (CF logs the same mistake and ignores it).
     /// Any thread. **CF equivalent:** `CFRunLoopAddTimer`, `-[NSRunLoop addTimer:forMode:]`.
@@ -27,8 +21,6 @@ extension Loop {
     /// Removes the source from `mode` only (`.common`: from the common set's
     /// modes). **CF equivalent:** `CFRunLoopRemoveSource`.
     public func remove(_ source: LoopSource, forMode mode: LoopMode) { remove(.source(source), from: mode) }
-    /// Removes the port source from `mode` only. **CF equivalent:** `-[NSRunLoop removePort:forMode:]`.
-    public func remove(_ source: PortSource, forMode mode: LoopMode) { remove(.port(source), from: mode) }
     /// Removes the timer from `mode` only; it stays valid. **CF equivalent:** `CFRunLoopRemoveTimer`.
     public func remove(_ timer: LoopTimer, forMode mode: LoopMode) { removeTimer(timer, from: mode) }
     /// Removes the observer from `mode` only. **CF equivalent:** `CFRunLoopRemoveObserver`.
@@ -36,8 +28,6 @@ extension Loop {
 
     /// Whether the source is in `mode`. **CF equivalent:** `CFRunLoopContainsSource`.
     public func contains(_ source: LoopSource, inMode mode: LoopMode) -> Bool { contains(.source(source), mode) }
-    /// Whether the port source is in `mode`.
-    public func contains(_ source: PortSource, inMode mode: LoopMode) -> Bool { contains(.port(source), mode) }
     /// Whether the timer is in `mode`. **CF equivalent:** `CFRunLoopContainsTimer`.
     public func contains(_ timer: LoopTimer, inMode mode: LoopMode) -> Bool { containsTimer(timer, mode) }
     /// Whether the observer is in `mode`. **CF equivalent:** `CFRunLoopContainsObserver`.
@@ -54,6 +44,7 @@ extension Loop {
             let modeState = state.mode(mode)
             modeState.isCommon = true
             for item in state.commonItems { insert(item, into: modeState, state: &state) }
+            addCommonTimers(to: modeState, state: state)
             state.wakeIfWaiting()
         }
     }
@@ -121,34 +112,18 @@ extension Loop {
     // MARK: Per-mode insertion and extraction (loop lock held)
 
     private func insert(_ item: LoopItem, into mode: ModeState, state: inout LoopState) {
-        // Timers keep their own placements (Timers/Loop+Timers.swift).
-        if case .timer(let timer) = item { insertCommonTimer(timer, into: mode); return }
         let (isNew, cached) = item.withMembership(in: self) { ($0.modes.insert(mode.name).inserted, $0.token) }
         guard isNew else { return }
         switch item {
         case .source(let source):
             mode.sources.append(source)
-        case .port(let port):
-            let token = cached ?? slot(for: item) { state.portSlots.insert(port, kind: .port) }
-            // epoll_ctl under the loop lock, on purpose: the kernel's view of
-            // the mode must change in the same critical section as ours, or a
-            // racing remove could leave a registration behind. It never blocks.
-            do {
-                try mode.epoll.add(port.readinessDescriptor, events: .readable, token: token.rawValue)
-            } catch {
-                preconditionFailure("Harbor: cannot add port \(port.portName) to mode \(mode.name): \(error)")
-            }
-            mode.ports.append(port)
-            mode.ports.sort { $0.order < $1.order }
-        case .timer:
-            break  // handled above
         case .observer(let observer):
             let index = mode.observers.firstIndex { $0.order > observer.order } ?? mode.observers.endIndex
             mode.observers.insert(observer, at: index)
             mode.recomputeObserverMask()
-        case .descriptor(let source):
-            let token = cached ?? slot(for: item) { state.descriptorSlots.insert(source, kind: .descriptor) }
-            registerDescriptor(source, in: mode, token: token)
+        case .waitset(let source):
+            let token = cached ?? slot(for: item) { state.waitSlots.insert(source, kind: .source) }
+            register(source, in: mode, token: token)
         }
     }
 
@@ -161,8 +136,6 @@ extension Loop {
     }
 
     private func extract(_ item: LoopItem, from mode: ModeState, state: inout LoopState) {
-        // Timers never come here: their typed methods use Timers/Loop+Timers.swift.
-        if case .timer(let timer) = item { mode.timers.remove(timer); return }
         // Leaving this loop's last mode gives back its slot in the loop's table.
         let (wasThere, freed) = item.withMembership(in: self) { membership -> (Bool, WaitToken?) in
             guard membership.modes.remove(mode.name) != nil else { return (false, nil) }
@@ -172,18 +145,47 @@ extension Loop {
         switch item {
         case .source(let source):
             mode.sources.removeAll { $0 === source }
-        case .port(let port):
-            try? mode.epoll.remove(port.readinessDescriptor)
-            mode.ports.removeAll { $0 === port }
-            if let freed { state.portSlots.remove(freed) }
-        case .timer:
-            break  // handled above
         case .observer(let observer):
             mode.observers.removeAll { $0 === observer }
             mode.recomputeObserverMask()
-        case .descriptor(let source):
-            unregisterDescriptor(source, from: mode)
-            if let freed { state.descriptorSlots.remove(freed) }
+        case .waitset(let source):
+            try? mode.epoll.remove(source.waitDescriptor)
+            mode.waitSources.removeAll { $0 === source }
+            if let freed { state.waitSlots.remove(freed) }
+        }
+    }
+
+    // MARK: The one registration of a waitset source (loop lock held)
+
+    /// Registers `source`'s descriptor in `mode`'s waitset under `token`,
+    /// its slot in this loop's table. `epoll_ctl` under the loop lock, on
+    /// purpose: the kernel's view of the mode must change in the same
+    /// critical section as ours, or a racing remove could leave a
+    /// registration behind. It never blocks.
+    private func register(_ source: any WaitsetSource, in mode: ModeState, token: WaitToken) {
+        do {
+            try mode.epoll.add(source.waitDescriptor, events: source.waitEvents, token: token.rawValue)
+        } catch {
+            // EBADF/EPERM (a regular file), EEXIST (the same descriptor twice
+            // in one mode): the caller's mistake, reported where CF logs.
+            preconditionFailure("Harbor: cannot watch \(source) in mode \(mode.name): \(error)")
+        }
+        mode.waitSources.append(source)
+        mode.waitSources.sort { $0.order < $1.order }
+    }
+
+    /// A source's ``WaitsetSource/waitEvents`` changed: re-registers it in
+    /// every mode of this loop it is in.
+    func waitEventsChanged(_ source: any WaitsetSource) {
+        state.withLock { state in
+            let membership = source.membership.withLock { $0.membership(in: self) }
+            guard let token = membership.token else { return }
+            let events = source.waitEvents
+            for name in membership.modes {
+                guard let mode = state.modes[name] else { continue }
+                try? mode.epoll.modify(source.waitDescriptor, events: events, token: token.rawValue)
+            }
+            state.wakeIfWaiting()
         }
     }
 }

@@ -38,7 +38,8 @@ extension Loop {
             if !poll { notifyObservers(mode, .afterWaiting) }
 
             // 7. What woke us: timers first, then the main queue, then ready
-            //    ports and descriptors in ascending `order`, as CF serves
+            //    waitset sources (ports, descriptors, processes, signals)
+            //    in ascending `order`, as CF serves
             //    sources (the kernel reports them in the order they became
             //    ready). The wake-up eventfd needs nothing: it is
             //    edge-triggered and never read.
@@ -50,7 +51,7 @@ extension Loop {
                 switch WaitToken(rawValue: events[index].token)?.kind {
                 case .timer: timerFired = true
                 case .mainQueue: mainQueueReady = true
-                case .port, .descriptor: readySources += 1; lastSource = index
+                case .source: readySources += 1; lastSource = index
                 case .wakeUp, nil: continue
                 }
             }

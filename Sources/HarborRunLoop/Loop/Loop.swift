@@ -132,24 +132,26 @@ public final class Loop: Sendable {
     /// epoll set and timerfd, releasing its items) and the wake-up eventfd,
     /// and fails pending `performAndWait` calls.
     func terminate() {
-        let (modes, blocks, items, wake) = state.withLock { state in
+        let (modes, blocks, items, timers, wake) = state.withLock { state in
             state.terminated = true
             defer {
                 state.modes = [:]
                 state.lastMode = nil
                 state.blocks = []
                 state.commonItems = []
-                state.portSlots = SlotTable()
-                state.descriptorSlots = SlotTable()
+                state.commonTimers = []
+                state.waitSlots = SlotTable()
             }
-            return (state.modes, state.blocks, state.commonItems, state.wakeUp.take())
+            return (state.modes, state.blocks, state.commonItems, state.commonTimers, state.wakeUp.take())
         }
         // Its items forget it, so another loop can take them (CF moves a
-        // source whose loop has gone); their slots went with its tables.
+        // source whose loop has gone); their slots went with its table.
         for mode in modes.values {
             for item in mode.allItems { item.leave(self) }
+            releaseTimers(mode.timers.all)
         }
         for item in items { item.leave(self) }
+        releaseTimers(timers)
         for pending in blocks { pending.completion?.finish(ran: false) }
         _ = wake  // released here, outside the lock: closes the eventfd
     }
@@ -159,10 +161,9 @@ public final class Loop: Sendable {
 }
 
 extension ModeState {
+    /// Every item of the mode (timers are not items: see `Loop+Timers`).
     var allItems: [LoopItem] {
-        sources.map { .source($0) } + ports.map { .port($0) }
-            + timers.all.map { .timer($0) } + observers.map { .observer($0) }
-            + descriptors.map { .descriptor($0) }
+        sources.map { .source($0) } + waitSources.map { .waitset($0) } + observers.map { .observer($0) }
     }
 }
 

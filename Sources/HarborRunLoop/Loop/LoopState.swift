@@ -36,14 +36,16 @@ struct LoopState: ~Copyable {
     var commonModes: [LoopMode] = [.default]
     /// Items added "for common", added again to each mode joining the set.
     var commonItems: [LoopItem] = []
+    /// Timers added "for common", the same (`Timers/Loop+Timers.swift`).
+    var commonTimers: [LoopTimer] = []
     var blocks = Deque<PendingBlock>()
     var nextBlockSequence: UInt64 = 0
     var stopRequested = false
     var isWaiting = false
     /// The modes of the runs in progress, innermost last.
     var modeStack: [LoopMode] = []
-    var portSlots = SlotTable<PortSource>()
-    var descriptorSlots = SlotTable<DescriptorSource>()
+    /// Every waitset source in one of the loop's modes, by its token's slot.
+    var waitSlots = SlotTable<any WaitsetSource>()
     var terminated = false
     /// The mode `mode(_:)` returned last (dropped with the modes at teardown).
     var lastMode: ModeState?

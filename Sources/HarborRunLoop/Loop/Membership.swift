@@ -20,9 +20,9 @@ struct Membership: Sendable {
     /// Whether the item was added "for common", and so joins modes that are
     /// added to the common set later.
     var isCommon = false
-    /// The token its epoll registrations in this loop carry (port and
-    /// descriptor sources): a slot of the loop's table, held while the
-    /// item is in one of the loop's modes.
+    /// The token its epoll registrations in this loop carry (waitset
+    /// sources): a slot of the loop's table, held while the item is in one
+    /// of the loop's modes.
     var token: WaitToken?
 
     var isScheduled: Bool { !modes.isEmpty || isCommon }
@@ -37,34 +37,30 @@ struct Membership: Sendable {
     }
 }
 
-/// Any item a mode can hold, so add/remove/common-mode fan-out are written once.
+/// Any item a mode can hold, so add/remove/common-mode fan-out are written
+/// once. Timers are not items: they keep their own placements and reach
+/// the loop through `Timers/Loop+Timers.swift`.
 enum LoopItem {
     case source(LoopSource)
-    case port(PortSource)
-    case timer(LoopTimer)
+    /// A port, descriptor, process or signal source: one kind (``WaitsetSource``).
+    case waitset(any WaitsetSource)
     case observer(LoopObserver)
-    case descriptor(DescriptorSource)
 
     var identity: ObjectIdentifier {
         switch self {
         case .source(let item): ObjectIdentifier(item)
-        case .port(let item): ObjectIdentifier(item)
-        case .timer(let item): ObjectIdentifier(item)
+        case .waitset(let item): ObjectIdentifier(item)
         case .observer(let item): ObjectIdentifier(item)
-        case .descriptor(let item): ObjectIdentifier(item)
         }
     }
 
     /// Reads or changes the item's membership in `loop` under the item's
-    /// lock (see ``Memberships/withMembership(in:_:)``). Not for timers,
-    /// which keep their own placements (Timers/Loop+Timers.swift).
+    /// lock (see ``Memberships/withMembership(in:_:)``).
     func withMembership<R: Sendable>(in loop: Loop, _ body: (inout Membership) -> R) -> R {
         switch self {
         case .source(let item): item.membership.withLock { $0.withMembership(in: loop, body) }
-        case .port(let item): item.membership.withLock { $0.withMembership(in: loop, body) }
-        case .timer: preconditionFailure("Harbor: timers keep their own placements")
+        case .waitset(let item): item.membership.withLock { $0.withMembership(in: loop, body) }
         case .observer(let item): item.membership.withLock { $0.withMembership(in: loop, body) }
-        case .descriptor(let item): item.membership.withLock { $0.withMembership(in: loop, body) }
         }
     }
 
@@ -76,32 +72,20 @@ enum LoopItem {
         return item.membership.withLock { $0.isScheduled(elsewhereThan: loop) }
     }
 
-    /// Drops the item's membership in `loop`, which ends (its thread
-    /// exited). A timer leaves every mode, without touching heaps: the modes
-    /// are being released.
+    /// Drops the item's membership in `loop`, which ends (its thread exited).
     func leave(_ loop: Loop) {
         switch self {
         case .source(let item): item.membership.withLock { $0.leave(loop) }
-        case .port(let item): item.membership.withLock { $0.leave(loop) }
-        case .timer(let item):
-            item.state.withLock { state in
-                guard state.owner === loop || state.owner == nil else { return }
-                item.placements.removeAll()
-                state.isCommon = false
-                state.owner = nil
-            }
+        case .waitset(let item): item.membership.withLock { $0.leave(loop) }
         case .observer(let item): item.membership.withLock { $0.leave(loop) }
-        case .descriptor(let item): item.membership.withLock { $0.leave(loop) }
         }
     }
 
     var isValid: Bool {
         switch self {
         case .source(let item): item.isValid
-        case .port(let item): item.isValid
-        case .timer(let item): item.isValid
+        case .waitset(let item): item.isValid
         case .observer(let item): item.isValid
-        case .descriptor(let item): item.isValid
         }
     }
 }

@@ -7,14 +7,18 @@ import HarborSystem
 ///
 /// A slot is reused after its item leaves the loop, with the next
 /// generation; an event still queued for the old item then carries a stale
-/// generation and is dropped (NIO's registration ids do the same). New kinds
-/// (descriptor sources, processes, signals) only need a new `Kind` case.
+/// generation and is dropped (NIO's registration ids do the same). Every
+/// source with a descriptor of its own (port, descriptor, process, signal:
+/// ``WaitsetSource``) carries the one kind ``Kind/source``; the others name
+/// the loop's own descriptors.
 struct WaitToken: Hashable {
     enum Kind: UInt8 {
+        /// The loop's wake-up eventfd.
         case wakeUp = 1
+        /// The mode's timerfd.
         case timer = 2
-        case port = 3
-        case descriptor = 4
+        /// A ``WaitsetSource``: its slot in the loop's `waitSlots`.
+        case source = 3
         /// libdispatch's main-queue eventfd (main loop only).
         case mainQueue = 5
     }
@@ -48,9 +52,9 @@ struct WaitToken: Hashable {
 
 /// Slots for items registered in the loop's epoll sets, with generations.
 ///
-/// Generic over the element so descriptor, process and signal sources can
-/// share the table later. Pure value type: no kernel involved.
-struct SlotTable<Element: AnyObject> {
+/// Generic over the element for its unit tests; the loop keeps one, of
+/// ``WaitsetSource``s. Pure value type: no kernel involved.
+struct SlotTable<Element> {
     private var slots: [(generation: UInt32, element: Element?)] = []
     private var free: [UInt32] = []
 

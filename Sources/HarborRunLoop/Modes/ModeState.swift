@@ -18,10 +18,10 @@ final class ModeState: @unchecked Sendable {
     /// Whether the mode is in the loop's common set (blocks posted "for
     /// common" run here).
     var isCommon = false
+    /// Version-0 sources.
     var sources: [LoopSource] = []
-    var ports: [PortSource] = []
-    /// Descriptor, process and signal sources, sorted by `order`.
-    var descriptors: [DescriptorSource] = []
+    /// Port, descriptor, process and signal sources, sorted by `order`.
+    var waitSources: [any WaitsetSource] = []
     /// Whether libdispatch's main-queue eventfd is in this mode's waitset
     /// (main loop, common modes only; see Loop+Dispatch.swift).
     var watchesMainQueue = false
@@ -52,7 +52,7 @@ final class ModeState: @unchecked Sendable {
 
     /// A mode with no source and no timer is empty: running it finishes at
     /// once. Observers do not count.
-    var hasSourcesOrTimers: Bool { !sources.isEmpty || !ports.isEmpty || !timers.isEmpty || !descriptors.isEmpty }
+    var hasSourcesOrTimers: Bool { !sources.isEmpty || !waitSources.isEmpty || !timers.isEmpty }
 
     func recomputeObserverMask() {
         observerMask = observers.reduce(into: []) { $0.formUnion($1.activities) }

@@ -1,8 +1,12 @@
-// Harbor — a loop's timer bookkeeping: add, remove, reschedule, invalidate, collect the due ones.
+// Harbor — the timer engine's one interface to the loop: add, remove, reschedule, invalidate, fire, tear down.
 //
-// Timers skip the generic `LoopItem` paths of Loop+Items: they keep their
-// modes and slots in themselves (`LoopTimer.placements`, guarded by the
-// owner loop's lock), so none of these operations allocates or hashes.
+// Everything the rest of the loop does with timers goes through the methods
+// of this file (and `ModeState.timers` for a mode's wake-up deadline and
+// emptiness); the engine behind them — `ModeTimers`' heaps, each timer's
+// `TimerPlacements` and `TimerStorage`, the lock stripes — is seen by
+// nothing else. Timers are not `LoopItem`s: they keep their modes and heap
+// positions in themselves (guarded by the owner loop's lock), so none of
+// these operations allocates or hashes.
 // Lock order as everywhere: the loop's lock, then the timer's.
 import HarborPorts
 import Synchronization
@@ -38,7 +42,7 @@ extension Loop {
             }
             guard let claim else { return nil }
             if mode == .common {
-                if !claim.wasCommon { state.commonItems.append(.timer(timer)) }
+                if !claim.wasCommon { state.commonTimers.append(timer) }
                 for name in state.commonModes {
                     state.mode(name).timers.add(timer, fire: claim.fire, tolerance: claim.tolerance)
                 }
@@ -63,7 +67,7 @@ extension Loop {
             }
             guard let wasCommon else { return nil }
             if mode == .common {
-                if wasCommon { state.commonItems.removeAll { $0.identity == ObjectIdentifier(timer) } }
+                if wasCommon { state.commonTimers.removeAll { $0 === timer } }
                 for name in state.commonModes { state.modes[name]?.timers.remove(timer) }
             } else {
                 state.modes[mode]?.timers.remove(timer)
@@ -110,7 +114,7 @@ extension Loop {
             timerState.owner = nil
             return wasCommon
         }
-        if wasCommon == true { state.commonItems.removeAll { $0.identity == ObjectIdentifier(timer) } }
+        if wasCommon == true { state.commonTimers.removeAll { $0 === timer } }
     }
 
     /// Whether `timer` is in `mode` of this loop (`.common`: added for common).
@@ -142,15 +146,31 @@ extension Loop {
         wake?.counter.signal()
     }
 
-    /// Adds a common timer to a mode that just joined the common set.
+    /// Adds the common timers to a mode that just joined the common set.
     /// Loop lock held.
-    func insertCommonTimer(_ timer: LoopTimer, into mode: ModeState) {
-        let dates = timer.state.withLock { timerState -> (fire: Int64, tolerance: Int64)? in
-            guard timerState.valid, timerState.owner === self else { return nil }
-            return (timerState.fireDate, timerState.tolerance)
+    func addCommonTimers(to mode: ModeState, state: borrowing LoopState) {
+        for timer in state.commonTimers {
+            let dates = timer.state.withLock { timerState -> (fire: Int64, tolerance: Int64)? in
+                guard timerState.valid, timerState.owner === self else { return nil }
+                return (timerState.fireDate, timerState.tolerance)
+            }
+            guard let dates else { continue }
+            mode.timers.add(timer, fire: dates.fire, tolerance: dates.tolerance)
         }
-        guard let dates else { return }
-        mode.timers.add(timer, fire: dates.fire, tolerance: dates.tolerance)
+    }
+
+    /// The loop ends (its thread exited; its lock is no longer needed, its
+    /// modes are being released): `timers` leave, without touching heaps,
+    /// so each is free to join another loop.
+    func releaseTimers(_ timers: [LoopTimer]) {
+        for timer in timers {
+            timer.state.withLock { state in
+                guard state.owner === self || state.owner == nil else { return }
+                timer.placements.removeAll()
+                state.isCommon = false
+                state.owner = nil
+            }
+        }
     }
 
     /// Takes up to `limit` timers of `timers` that are due at `now` and were
@@ -209,5 +229,86 @@ extension Loop {
             }
         }
         return popped.count == limit
+    }
+}
+
+extension Loop {
+    /// Fires every timer of the mode that was due (fire date ≤ now) and
+    /// scheduled when the pass began, earliest first: what CF collects before
+    /// its first timer callout. A timer scheduled or moved by a callout waits
+    /// for the next pass, even if due. Repeating timers move to their next
+    /// grid point before their callout (skipping missed ticks); one-shot
+    /// timers leave every heap once, here, and are invalidated after it. A
+    /// timer invalidated or re-armed by an earlier callout of the same pass is
+    /// skipped (CF re-checks too). Firing is not "handling a source".
+    ///
+    /// Due timers are taken in batches of ``timerBatch``, each called out and
+    /// its finished one-shot timers detached under one lock, so that a
+    /// timer's object is still in cache from its collection to its detach
+    /// (a million due timers taken at once were three cold passes over them).
+    func doTimers(_ mode: ModeState) {
+        mode.timerDescriptor.drain()
+        let now = MonotonicInstant.now.nanoseconds
+        let mark = state.withLockedValue { _ in
+            mode.armedDeadline = nil
+            return mode.timers.sequenceMark
+        }
+        var due: [DueTimer] = []
+        due.reserveCapacity(Self.timerBatch)
+        var popped: [Unmanaged<LoopTimer>] = []
+        popped.reserveCapacity(Self.timerBatch)
+        // Each entry of `due` and `finished` holds one retain on its timer
+        // (see `DueTimer`), given back here or by `detachTimers`.
+        var finished: [Unmanaged<LoopTimer>] = []
+        var more = true
+        while more {
+            more = state.withLockedValue { state -> Bool in
+                guard !state.terminated else { return false }
+                return collectDueTimers(mode.timers, now: now, scheduledBefore: mark, limit: Self.timerBatch,
+                                        into: &due, popped: &popped)
+            }
+            for entry in due {
+                let finishedIt = entry.timer._withUnsafeGuaranteedRef { timer -> Bool in
+                    guard timer.state.withLock({ $0.valid && $0.reschedules == entry.reschedules }) else { return false }
+                    Callout.timer(timer)
+                    if !entry.repeats {
+                        // A one-shot timer is done, unless its handler re-armed it.
+                        return timer.state.withLock { timerState -> Bool in
+                            guard timerState.valid, timerState.reschedules == entry.reschedules else { return false }
+                            timerState.valid = false
+                            return true
+                        }
+                    }
+                    if timer.state.withLock({ $0.reschedules }) == entry.reschedules {
+                        // Ticks that passed during a long callout are skipped too.
+                        skipTicksMissedDuringCallout(timer)
+                    }
+                    return false
+                }
+                if finishedIt { finished.append(entry.timer) } else { entry.timer.release() }
+            }
+            due.removeAll(keepingCapacity: true)
+            if !finished.isEmpty {
+                detachTimers(finished)
+                finished.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+
+    /// Due timers taken per lock in ``doTimers(_:)``.
+    static let timerBatch = 64
+
+    private func skipTicksMissedDuringCallout(_ timer: LoopTimer) {
+        let now = MonotonicInstant.now.nanoseconds
+        guard timer.state.withLock({ $0.valid && $0.fireDate <= now }) else { return }
+        state.withLockedValue { state in
+            guard !state.terminated else { return }
+            let dates = timer.state.withLock { timerState -> (fire: Int64, tolerance: Int64)? in
+                guard timerState.valid, timerState.owner === self, timerState.advance(pastNow: now) else { return nil }
+                return (timerState.fireDate, timerState.tolerance)
+            }
+            guard let dates else { return }
+            timer.placements.forEachMode { $0.schedule(timer, fire: dates.fire, tolerance: dates.tolerance) }
+        }
     }
 }

@@ -34,11 +34,10 @@ import HarborSystem
 /// **Thread safety:** every method, any thread; the handler runs on the
 /// loop's thread with no lock held.
 /// **CF equivalent:** `CFRunLoopTimerCreate`, `NSTimer`.
-public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
-    // @unchecked: `stateStorage` is reached only through `state.withLock`,
-    // under the timer's lock stripe (see `TimerLockStripes`); `placements` is
-    // read and written only under the lock of the loop in `state.owner` (see
-    // `TimerPlacements`).
+public final class LoopTimer: Sendable, CustomStringConvertible {
+    // Every stored property is a `let`: what the timer engine changes is in
+    // `storage` (`TimerStorage`, internal), guarded by the owner loop's lock
+    // and the timer's lock stripe.
 
     // Field order puts what every add, fire and cancel touches in the
     // object's first 64 bytes, with the header that retains write: the
@@ -86,14 +85,17 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    /// The modes the timer is in and its slot in each mode's table (which
-    /// holds its heap positions). Guarded by the owner loop's lock, not by
-    /// `state`: it changes only with the modes' tables, under that lock.
-    @exclusivity(unchecked) var placements = TimerPlacements()
-    /// The timer's dates, validity and owner: reached only through
-    /// `state.withLock`, under the timer's lock stripe.
-    @exclusivity(unchecked) var stateStorage: State
-    /// The lock that guards `stateStorage`: a view, shaped like `HarborLock`.
+    /// The placements and the state, inline (see `TimerStorage`).
+    let storage: TimerStorage
+    /// The modes the timer is in and its position in each mode's heaps.
+    /// Guarded by the owner loop's lock, not by `state`: it changes only
+    /// with the modes' heaps, under that lock.
+    var placements: TimerPlacements {
+        @inline(__always) unsafeAddress { UnsafePointer(storage.placements) }
+        @inline(__always) unsafeMutableAddress { storage.placements }
+    }
+    /// The lock that guards the timer's dates, validity and owner: a view,
+    /// shaped like `HarborLock`.
     var state: TimerStateLock { TimerStateLock(timer: .passUnretained(self)) }
     let handler: @Sendable (LoopTimer) -> Void
     let label: String
@@ -124,7 +126,7 @@ public final class LoopTimer: @unchecked Sendable, CustomStringConvertible {
         let period = interval.map { max(1, $0.saturatingNanoseconds) }
         var initial = State(fireDate: fire, interval: period, tolerance: tolerance.saturatingNanoseconds)
         initial.anchor = anchor
-        stateStorage = initial
+        storage = TimerStorage(state: initial)
         self.handler = handler
         self.label = label
     }

@@ -41,7 +41,7 @@ struct TimerStateLock {
     @inline(__always)
     func withLock<Result>(_ body: (inout LoopTimer.State) -> Result) -> Result {
         timer._withUnsafeGuaranteedRef { timer in
-            StripedLocks.withStripe(TimerLockStripes.stripe(of: timer)) { body(&timer.stateStorage) }
+            StripedLocks.withStripe(TimerLockStripes.stripe(of: timer)) { body(&timer.storage.state.pointee) }
         }
     }
 }
