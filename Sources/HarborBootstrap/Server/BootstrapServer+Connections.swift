@@ -105,14 +105,26 @@ extension BootstrapServer {
         return user
     }
 
+    /// Serves `uid`'s queued requests until they cost ``servingSlice``
+    /// (a request costs one, a listing page one per name it looks at), then
+    /// lets the loop serve every other ready source: the bootstrap port is
+    /// level-triggered, so what is left is served on the next pass. So a
+    /// uid's requests take at most one slice of the server's time per pass,
+    /// whatever it asks for and however fast: a uid asking for listings
+    /// gets one page a pass, while every other uid with requests waiting
+    /// gets its own slice in the same pass.
     func serveRequests(of uid: uid_t) {
         guard let user = users[uid] else { return }
-        for _ in 0..<64 {
-            guard let message = user.port.tryReceive() else { break }
-            handle(message)
+        var spent = 0
+        while spent < Self.servingSlice, let message = user.port.tryReceive() {
+            spent += handle(message)
         }
         reportIfChanged()
     }
+
+    /// What one uid's requests may cost per pass of the loop
+    /// (``serveRequests(of:)``): 64 look-ups, or one listing page.
+    static let servingSlice = 64
 
     /// A uid's last connection closed: its port goes (after the requests
     /// still queued in it are served), with every descriptor it held.

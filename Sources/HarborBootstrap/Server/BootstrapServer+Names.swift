@@ -22,6 +22,19 @@ extension BootstrapServer {
         return entries[entry.key] === entry
     }
 
+    /// ``isAlive(_:)``, skipping the check of a session or port already
+    /// found alive in `seenAlive` (within one request: a listing page of
+    /// one process's names checks its session and port once).
+    func isAlive(_ entry: NameEntry, seenAlive: inout Set<PortName>) -> Bool {
+        if let name = entry.session, !seenAlive.contains(name), let session = sessions[name] {
+            if session.right.isDead { sessionDied(name) } else { seenAlive.insert(name) }
+        }
+        if entries[entry.key] === entry, let right = entry.right, !seenAlive.contains(right.name) {
+            if right.isDead { holderGone(entry) } else { seenAlive.insert(right.name) }
+        }
+        return entries[entry.key] === entry
+    }
+
     /// Whether the server holds the receive right of `port` (a request may
     /// not pass one of those off as its session).
     func isServerPort(_ port: PortName) -> Bool {
@@ -42,7 +55,9 @@ extension BootstrapServer {
             charge(entry.owner) { $0.heldRights += 1 }
             right.requestDeadNameNotification(to: notices.makeSendOnceRight())
         }
-        heldPorts[right.name, default: []].insert(entry.key)
+        if heldPorts[right.name, default: []].insert(entry.key).inserted {
+            heldPortOwners[right.name, default: [:]][entry.owner, default: 0] += 1
+        }
         session.names.insert(entry.key)
         session.pid = pid
     }
@@ -51,14 +66,19 @@ extension BootstrapServer {
     private func releaseRight(of entry: NameEntry) {
         guard let right = entry.right else { return }
         entry.right = nil
-        heldPorts[right.name]?.remove(entry.key)
+        if heldPorts[right.name]?.remove(entry.key) != nil {
+            let left = (heldPortOwners[right.name]?[entry.owner] ?? 1) - 1
+            heldPortOwners[right.name]?[entry.owner] = left > 0 ? left : nil
+            if heldPortOwners[right.name]?.isEmpty == true { heldPortOwners[right.name] = nil }
+        }
         if heldPorts[right.name]?.isEmpty == true { heldPorts[right.name] = nil }
         if !holdsPort(right.name, for: entry.owner) { charge(entry.owner) { $0.heldRights -= 1 } }
     }
 
     /// Whether a name of `owner`'s reaches `port` through the server's right.
+    /// **Cost:** two hash look-ups, whatever number of names reach the port.
     private func holdsPort(_ port: PortName, for owner: uid_t) -> Bool {
-        heldPorts[port]?.contains { entries[$0]?.owner == owner } ?? false
+        heldPortOwners[port]?[owner] != nil
     }
 
     /// The port behind the server's right died: every name it held goes.

@@ -3,41 +3,43 @@ import Glibc  // types only: uid_t
 import HarborPorts
 
 extension BootstrapServer {
-    func handle(_ message: consuming Message) {
+    /// Answers one request; what it cost, in ``serveRequests(of:)``'s units
+    /// (one, or for a listing page one per name it looked at).
+    @discardableResult
+    func handle(_ message: consuming Message) -> Int {
         // Only the runtime makes notifications, and none is asked for on a bootstrap port.
-        if message.notification != nil { return }
+        if message.notification != nil { return 1 }
         // P11: the kernel's word on which process delivered the request. A
         // relay's claim (`claimedOriginalSender`) never decides anything here.
         let sender = message.trailer.sender
         let id = message.id
         if id == BootstrapRequest.gone {
             gone(&message, from: sender)
-            return
+            return 1
         }
         guard message.hasReplyRight else {
             log(.debug, "dropped message \(id) without a reply right from \(sender)")
-            return
+            return 1
         }
         // P11: no answer goes anywhere but back to the asker's own process,
         // so the server cannot be made to speak to another process's port.
         guard message.replyRightReceiver?.pid == sender.pid else {
             logEvent(.notice, "dropped request \(id) from pid \(sender.pid) (uid \(sender.uid)): "
                      + "its reply right leads to another process")
-            return
+            return 1
         }
         keepReplyRight(of: &message)
         if id == BootstrapRequest.list {
-            list(&message, for: sender)
-            return
+            return list(&message, for: sender)
         }
         guard id == BootstrapRequest.lookUp || id == BootstrapRequest.checkIn
                 || id == BootstrapRequest.register || id == BootstrapRequest.unregister else {
             refuse(&message, BootstrapError(.badRequest, "unknown request \(id)"))
-            return
+            return 1
         }
         guard let name = BootstrapName.decode(message.body) else {
             refuse(&message, BootstrapError(.invalidName, "the request does not name a valid service"))
-            return
+            return 1
         }
         switch id {
         case BootstrapRequest.lookUp: lookUp(name, &message, from: sender)
@@ -45,6 +47,7 @@ extension BootstrapServer {
         case BootstrapRequest.register: register(name, &message, from: sender)
         default: unregister(name, &message, from: sender)
         }
+        return 1
     }
 
     // MARK: Requests

@@ -76,6 +76,9 @@ public final class BootstrapServer: @unchecked Sendable {
     var sessions: [PortName: Session] = [:]
     /// The names whose port each of the server's held rights reaches.
     var heldPorts: [PortName: Set<NameKey>] = [:]
+    /// For each of those ports, how many of its names each owner has (a
+    /// port's right is charged once to each owner with a name reaching it).
+    var heldPortOwners: [PortName: [uid_t: Int]] = [:]
     var charges: [uid_t: UserCharges] = [:]
     var entries = NameTable()
     var budget: DescriptorBudget
@@ -174,6 +177,7 @@ public final class BootstrapServer: @unchecked Sendable {
         sessions = [:]
         recentReplyRight = nil
         heldPorts = [:]
+        heldPortOwners = [:]
         users = [:]
         userByPort = [:]
         charges = [:]
