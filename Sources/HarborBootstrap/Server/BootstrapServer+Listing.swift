@@ -3,8 +3,7 @@ import HarborPorts
 
 extension BootstrapServer {
     /// One page of the names `sender`'s uid can see (its own and the shared
-    /// ones), in listing order after the request's cursor; what it cost:
-    /// one, plus one per name it looked at.
+    /// ones), in listing order after the request's cursor.
     ///
     /// **Cost:** O(log n) to find the cursor in the caller's scope and the
     /// shared one (``ListingIndex``), then O(1) per entry of the page (at
@@ -13,14 +12,14 @@ extension BootstrapServer {
     /// liveness (its session's and its port's, a `poll` each) is checked
     /// once per page, not once per name: a page of one process's 700 names
     /// makes two system calls, not 1,400. A uid asking for pages fast gets
-    /// one a pass of the server's loop (``serveRequests(of:)``), so others'
-    /// requests wait for one page at most.
-    func list(_ request: inout Message, for sender: ProcessIdentity) -> Int {
+    /// one a pass of the server's loop (``serveRequests(of:all:)``), so
+    /// others' requests wait for one page at most.
+    func list(_ request: inout Message, for sender: ProcessIdentity) {
         var cursor: BootstrapListing.Key?
         if !request.body.isEmpty {
             guard let parsed = BootstrapListing.Key(cursor: request.body) else {
                 refuse(&request, BootstrapError(.badRequest, "the listing cursor is malformed"))
-                return 1
+                return
             }
             cursor = parsed
         }
@@ -37,6 +36,5 @@ extension BootstrapServer {
             return nil
         }
         send(Message(id: 0, text: page), replyingTo: &request)
-        return 1 + walk.visited
     }
 }

@@ -7,9 +7,8 @@ extension BootstrapServer {
 
     /// The caller's own name, else a shared one; dead holders are dealt with first.
     func visibleEntry(_ name: String, for uid: uid_t) -> NameEntry? {
-        for scope in [BootstrapEntry.Scope.user(uid), .shared] {
-            if let entry = entries[NameKey(scope: scope, name: name)], isAlive(entry) { return entry }
-        }
+        if let entry = entries[NameKey(scope: .user(uid), name: name)], isAlive(entry) { return entry }
+        if let entry = entries[NameKey(scope: .shared, name: name)], isAlive(entry) { return entry }
         return nil
     }
 

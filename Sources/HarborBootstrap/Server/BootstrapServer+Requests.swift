@@ -3,43 +3,42 @@ import Glibc  // types only: uid_t
 import HarborPorts
 
 extension BootstrapServer {
-    /// Answers one request; what it cost, in ``serveRequests(of:)``'s units
-    /// (one, or for a listing page one per name it looked at).
-    @discardableResult
-    func handle(_ message: consuming Message) -> Int {
+    /// Answers one request.
+    func handle(_ message: consuming Message) {
         // Only the runtime makes notifications, and none is asked for on a bootstrap port.
-        if message.notification != nil { return 1 }
+        if message.notification != nil { return }
         // P11: the kernel's word on which process delivered the request. A
         // relay's claim (`claimedOriginalSender`) never decides anything here.
         let sender = message.trailer.sender
         let id = message.id
         if id == BootstrapRequest.gone {
             gone(&message, from: sender)
-            return 1
+            return
         }
         guard message.hasReplyRight else {
             log(.debug, "dropped message \(id) without a reply right from \(sender)")
-            return 1
+            return
         }
         // P11: no answer goes anywhere but back to the asker's own process,
         // so the server cannot be made to speak to another process's port.
         guard message.replyRightReceiver?.pid == sender.pid else {
             logEvent(.notice, "dropped request \(id) from pid \(sender.pid) (uid \(sender.uid)): "
                      + "its reply right leads to another process")
-            return 1
+            return
         }
         keepReplyRight(of: &message)
         if id == BootstrapRequest.list {
-            return list(&message, for: sender)
+            list(&message, for: sender)
+            return
         }
         guard id == BootstrapRequest.lookUp || id == BootstrapRequest.checkIn
                 || id == BootstrapRequest.register || id == BootstrapRequest.unregister else {
             refuse(&message, BootstrapError(.badRequest, "unknown request \(id)"))
-            return 1
+            return
         }
         guard let name = BootstrapName.decode(message.body) else {
             refuse(&message, BootstrapError(.invalidName, "the request does not name a valid service"))
-            return 1
+            return
         }
         switch id {
         case BootstrapRequest.lookUp: lookUp(name, &message, from: sender)
@@ -47,13 +46,16 @@ extension BootstrapServer {
         case BootstrapRequest.register: register(name, &message, from: sender)
         default: unregister(name, &message, from: sender)
         }
-        return 1
     }
 
     // MARK: Requests
 
+    /// A look-up checks no holder's liveness itself (two `poll`s): a death
+    /// that happened before the request arrived was already dealt with in
+    /// this pass, the notifications being served first (``noticesFirst``).
     private func lookUp(_ name: String, _ request: inout Message, from sender: ProcessIdentity) {
-        guard let entry = visibleEntry(name, for: sender.uid) else {
+        guard let entry = entries[NameKey(scope: .user(sender.uid), name: name)]
+                ?? entries[NameKey(scope: .shared, name: name)] else {
             log(.debug, "look-up of unknown \(name) by uid \(sender.uid) (pid \(sender.pid))")
             refuse(&request, BootstrapError(.notFound, "no service named \(name) for uid \(sender.uid)"))
             return
