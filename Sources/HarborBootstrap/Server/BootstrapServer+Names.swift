@@ -226,13 +226,29 @@ extension BootstrapServer {
             pending.append(PendingMessage(late, uid: uid, descriptors: 0))
         }
         guard !pending.isEmpty || port.status.sendRights > 1 || port.status.queuedMessages > 0 else { return nil }
-        do { try port.setQueueLimit(min(BootstrapQuotas.pendingPerName, max(5, pending.count))) } catch {}
+        var limit = min(BootstrapQuotas.pendingPerName, max(5, pending.count))
+        do { try port.setQueueLimit(limit) } catch {}
+        // A relay is a local send, which takes a slot of the port's shared
+        // counter. That counter is a hint (senders in other processes write
+        // it): after a flood with senders waiting it can show slots taken
+        // that no message holds, though the port's own queue has room. The
+        // limit is raised by that difference, so no message that waited is
+        // refused at check-in for slots nobody holds.
+        let free = port.core.state.withLock { $0.slotCounter.map { Int($0.free) } } ?? limit
+        let queued = port.status.queuedMessages
+        if free < limit - queued {
+            log(.info, "check-in: the shared counter showed \(limit - queued - free) slot(s) taken that no message holds; "
+                + "the queue limit is raised by that")
+            limit = min(PortStateMachine.maximumQueueLimit, limit + (limit - queued - free))
+            do { try port.setQueueLimit(limit) } catch {}
+        }
         for item in pending {
             guard let message = item.message.take() else { continue }
             // Relayed, not re-sent: each keeps its own sender, which the
             // encoding of the moving port passes on as this server's word.
             do { try waiting.send.relay(message, timeout: .zero) } catch {
-                log(.warning, "a message waiting for its service was lost at check-in: \(error.detail)")
+                log(.warning, "a message waiting for its service was lost at check-in: \(error.detail) "
+                    + "(\(port.status.queuedMessages) queued, limit \(limit))")
             }
         }
         return port
