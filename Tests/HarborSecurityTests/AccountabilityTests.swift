@@ -106,8 +106,11 @@ extension SecurityTests {
                 #expect(kept > 0 && kept <= BootstrapQuotas.pendingPerNamePerUser, "uid \(uid) kept \(kept): \(counts)")
             }
             _ = victim.refusals()  // reads what harbord logged so far
-            let logged = victim.log.split(separator: "\n").filter { $0.contains("uid 0") || $0.contains("lost") || $0.contains("shared counter") }.suffix(5)
-            #expect(fromRoot == 1, "root's message did not wait: \(counts); \(relayedByHarbord) relayed, \(direct) direct; harbord: \(logged)")
+            let logged = victim.log.split(separator: "\n").filter {
+                $0.contains("uid 0") || $0.contains("lost") || $0.contains("shared counter")
+            }.suffix(5)
+            #expect(fromRoot == 1,
+                    "root's message did not wait: \(counts); \(relayedByHarbord) relayed, \(direct) direct; harbord: \(logged)")
             #expect(relayedByHarbord + direct == total, "\(total - relayedByHarbord - direct) of \(total) show a relay other than harbord")
             #expect(Set(counts.keys).isSubset(of: Set(uids + [0])), "\(counts)")
         }
