@@ -226,22 +226,15 @@ extension BootstrapServer {
             pending.append(PendingMessage(late, uid: uid, descriptors: 0))
         }
         guard !pending.isEmpty || port.status.sendRights > 1 || port.status.queuedMessages > 0 else { return nil }
-        var limit = min(BootstrapQuotas.pendingPerName, max(5, pending.count))
-        do { try port.setQueueLimit(limit) } catch {}
         // A relay is a local send, which takes a slot of the port's shared
         // counter. That counter is a hint (senders in other processes write
-        // it): after a flood with senders waiting it can show slots taken
-        // that no message holds, though the port's own queue has room. The
-        // limit is raised by that difference, so no message that waited is
-        // refused at check-in for slots nobody holds.
-        let free = port.core.state.withLock { $0.slotCounter.map { Int($0.free) } } ?? limit
-        let queued = port.status.queuedMessages
-        if free < limit - queued {
-            log(.info, "check-in: the shared counter showed \(limit - queued - free) slot(s) taken that no message holds; "
-                + "the queue limit is raised by that")
-            limit = min(PortStateMachine.maximumQueueLimit, limit + (limit - queued - free))
-            do { try port.setQueueLimit(limit) } catch {}
-        }
+        // it), and after a flood with senders waiting it can show a slot
+        // taken that no message holds, though the port's own queue has
+        // room; a relay refused for it would lose its message. So the limit
+        // leaves ``BootstrapQuotas/checkInHeadroom`` slots over the messages
+        // that waited.
+        let limit = min(PortStateMachine.maximumQueueLimit, max(5, pending.count) + BootstrapQuotas.checkInHeadroom)
+        do { try port.setQueueLimit(limit) } catch {}
         for item in pending {
             guard let message = item.message.take() else { continue }
             // Relayed, not re-sent: each keeps its own sender, which the
