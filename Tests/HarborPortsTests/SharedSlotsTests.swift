@@ -1,6 +1,7 @@
 // Harbor — P07: the shared slot counter that makes the queue limit hold
 // across processes. Two mappings of one memfd stand for two processes.
 // P12: the counter is a hint every sender can write; the receiver repairs it.
+import Glibc
 import HarborTestSupport
 import Synchronization
 import Testing
@@ -136,6 +137,38 @@ import HarborSystem
             #expect(receiver.counter.waiters == 0)
             try scribble(receiver) { words in words[48] = 7 }
             #expect(receiver.counter.waiters == 7, "announced ones make the receiver look at its sockets")
+        }
+    }
+
+    /// P07: a sender's counter adopted with its file's key stays mapped when
+    /// the right goes (``SpareSlotMappings``): the next right to the same
+    /// port adopts it without mapping it again, shares the receiver's
+    /// words, and keeps no descriptor; another file's counter does not take
+    /// it, and at most ``SpareSlotMappings/capacity`` are kept.
+    @Test func P07_aDroppedRightsCounterStaysMappedForTheNextRightToItsPort() throws {
+        try expectNoDescriptorLeak { () throws in
+            let spare = SpareSlotMappings.shared
+            let receiver = try SharedSlots(free: 2)
+            let file = try FileKey(of: receiver.descriptor.rawValue)
+            let before = spare.count
+            do {
+                let first = try SharedSlots(adopting: SharedDescriptor(taking: dup(receiver.descriptor.rawValue)), file: file)
+                #expect(first.tryAcquire())
+            }
+            #expect(spare.count == min(before + 1, SpareSlotMappings.capacity), "the mapping is kept when the right goes")
+            let again = try SharedSlots(adopting: SharedDescriptor(taking: dup(receiver.descriptor.rawValue)), file: file)
+            #expect(spare.count == min(before + 1, SpareSlotMappings.capacity) - 1, "the next right takes it")
+            #expect(again.tryAcquire(), "the second of two slots")
+            #expect(!again.tryAcquire(), "it reads the same counter: the first right's slot is still taken")
+            receiver.release(2)
+            #expect(again.tryAcquire())
+            // Counters of other ports fill it up to its capacity, no more.
+            let others = try (0...SpareSlotMappings.capacity).map { _ in try SharedSlots(free: 1) }
+            for other in others {
+                let key = try FileKey(of: other.descriptor.rawValue)
+                _ = try SharedSlots(adopting: SharedDescriptor(taking: dup(other.descriptor.rawValue)), file: key)
+            }
+            #expect(spare.count == SpareSlotMappings.capacity)
         }
     }
 }

@@ -105,20 +105,30 @@ extension BootstrapServer {
         return user
     }
 
-    func serveRequests(of uid: uid_t) {
+    /// Serves one of `uid`'s requests (with `all`, every one queued), then
+    /// lets the loop serve every other ready source: the bootstrap port is
+    /// level-triggered, so the next request is served on the next pass. So
+    /// each uid with requests waiting gets one answered per pass, whatever
+    /// it asks for and however fast: a uid asking for listings as fast as
+    /// it can delays another uid's request by one page at most. It also
+    /// spares an idle server a look at an empty port after each request.
+    func serveRequests(of uid: uid_t, all: Bool = false) {
         guard let user = users[uid] else { return }
-        for _ in 0..<64 {
+        var changes = false
+        repeat {
             guard let message = user.port.tryReceive() else { break }
+            // Look-ups and listings change nothing the summary counts.
+            if message.id != BootstrapRequest.lookUp && message.id != BootstrapRequest.list { changes = true }
             handle(message)
-        }
-        reportIfChanged()
+        } while all
+        if changes { reportIfChanged() }
     }
 
     /// A uid's last connection closed: its port goes (after the requests
     /// still queued in it are served), with every descriptor it held.
     private func userLeft(_ port: PortName) {
         guard let uid = userByPort[port], let user = users[uid] else { return }
-        serveRequests(of: uid)
+        serveRequests(of: uid, all: true)
         guard user.clients == 0 else {
             // Someone connected meanwhile: wait for the next time.
             user.port.requestNoSendersNotification(to: notices.makeSendOnceRight())
@@ -132,9 +142,10 @@ extension BootstrapServer {
 
     // MARK: Notifications
 
+    /// Serves every notification waiting (deaths first: the notices are
+    /// served before the bootstrap ports in each pass, ``noticesFirst``).
     func serveNotices() {
-        for _ in 0..<64 {
-            guard let message = notices.tryReceive() else { break }
+        while let message = notices.tryReceive() {
             switch message.notification {
             case .deadName(let port)?:
                 sessionDied(port)

@@ -7,9 +7,8 @@ extension BootstrapServer {
 
     /// The caller's own name, else a shared one; dead holders are dealt with first.
     func visibleEntry(_ name: String, for uid: uid_t) -> NameEntry? {
-        for scope in [BootstrapEntry.Scope.user(uid), .shared] {
-            if let entry = entries[NameKey(scope: scope, name: name)], isAlive(entry) { return entry }
-        }
+        if let entry = entries[NameKey(scope: .user(uid), name: name)], isAlive(entry) { return entry }
+        if let entry = entries[NameKey(scope: .shared, name: name)], isAlive(entry) { return entry }
         return nil
     }
 
@@ -19,6 +18,19 @@ extension BootstrapServer {
     func isAlive(_ entry: NameEntry) -> Bool {
         if let name = entry.session, let session = sessions[name], session.right.isDead { sessionDied(name) }
         if entries[entry.key] === entry, let right = entry.right, right.isDead { holderGone(entry) }
+        return entries[entry.key] === entry
+    }
+
+    /// ``isAlive(_:)``, skipping the check of a session or port already
+    /// found alive in `seenAlive` (within one request: a listing page of
+    /// one process's names checks its session and port once).
+    func isAlive(_ entry: NameEntry, seenAlive: inout Set<PortName>) -> Bool {
+        if let name = entry.session, !seenAlive.contains(name), let session = sessions[name] {
+            if session.right.isDead { sessionDied(name) } else { seenAlive.insert(name) }
+        }
+        if entries[entry.key] === entry, let right = entry.right, !seenAlive.contains(right.name) {
+            if right.isDead { holderGone(entry) } else { seenAlive.insert(right.name) }
+        }
         return entries[entry.key] === entry
     }
 
@@ -42,7 +54,9 @@ extension BootstrapServer {
             charge(entry.owner) { $0.heldRights += 1 }
             right.requestDeadNameNotification(to: notices.makeSendOnceRight())
         }
-        heldPorts[right.name, default: []].insert(entry.key)
+        if heldPorts[right.name, default: []].insert(entry.key).inserted {
+            heldPortOwners[right.name, default: [:]][entry.owner, default: 0] += 1
+        }
         session.names.insert(entry.key)
         session.pid = pid
     }
@@ -51,14 +65,19 @@ extension BootstrapServer {
     private func releaseRight(of entry: NameEntry) {
         guard let right = entry.right else { return }
         entry.right = nil
-        heldPorts[right.name]?.remove(entry.key)
+        if heldPorts[right.name]?.remove(entry.key) != nil {
+            let left = (heldPortOwners[right.name]?[entry.owner] ?? 1) - 1
+            heldPortOwners[right.name]?[entry.owner] = left > 0 ? left : nil
+            if heldPortOwners[right.name]?.isEmpty == true { heldPortOwners[right.name] = nil }
+        }
         if heldPorts[right.name]?.isEmpty == true { heldPorts[right.name] = nil }
         if !holdsPort(right.name, for: entry.owner) { charge(entry.owner) { $0.heldRights -= 1 } }
     }
 
     /// Whether a name of `owner`'s reaches `port` through the server's right.
+    /// **Cost:** two hash look-ups, whatever number of names reach the port.
     private func holdsPort(_ port: PortName, for owner: uid_t) -> Bool {
-        heldPorts[port]?.contains { entries[$0]?.owner == owner } ?? false
+        heldPortOwners[port]?[owner] != nil
     }
 
     /// The port behind the server's right died: every name it held goes.
@@ -207,13 +226,22 @@ extension BootstrapServer {
             pending.append(PendingMessage(late, uid: uid, descriptors: 0))
         }
         guard !pending.isEmpty || port.status.sendRights > 1 || port.status.queuedMessages > 0 else { return nil }
-        do { try port.setQueueLimit(min(BootstrapQuotas.pendingPerName, max(5, pending.count))) } catch {}
+        // A relay is a local send, which takes a slot of the port's shared
+        // counter. That counter is a hint (senders in other processes write
+        // it), and after a flood with senders waiting it can show a slot
+        // taken that no message holds, though the port's own queue has
+        // room; a relay refused for it would lose its message. So the limit
+        // leaves ``BootstrapQuotas/checkInHeadroom`` slots over the messages
+        // that waited.
+        let limit = min(PortStateMachine.maximumQueueLimit, max(5, pending.count) + BootstrapQuotas.checkInHeadroom)
+        do { try port.setQueueLimit(limit) } catch {}
         for item in pending {
             guard let message = item.message.take() else { continue }
             // Relayed, not re-sent: each keeps its own sender, which the
             // encoding of the moving port passes on as this server's word.
             do { try waiting.send.relay(message, timeout: .zero) } catch {
-                log(.warning, "a message waiting for its service was lost at check-in: \(error.detail)")
+                log(.warning, "a message waiting for its service was lost at check-in: \(error.detail) "
+                    + "(\(port.status.queuedMessages) queued, limit \(limit))")
             }
         }
         return port

@@ -3,6 +3,7 @@ import Glibc  // types only: uid_t
 import HarborPorts
 
 extension BootstrapServer {
+    /// Answers one request.
     func handle(_ message: consuming Message) {
         // Only the runtime makes notifications, and none is asked for on a bootstrap port.
         if message.notification != nil { return }
@@ -49,8 +50,12 @@ extension BootstrapServer {
 
     // MARK: Requests
 
+    /// A look-up checks no holder's liveness itself (two `poll`s): a death
+    /// that happened before the request arrived was already dealt with in
+    /// this pass, the notifications being served first (``noticesFirst``).
     private func lookUp(_ name: String, _ request: inout Message, from sender: ProcessIdentity) {
-        guard let entry = visibleEntry(name, for: sender.uid) else {
+        guard let entry = entries[NameKey(scope: .user(sender.uid), name: name)]
+                ?? entries[NameKey(scope: .shared, name: name)] else {
             log(.debug, "look-up of unknown \(name) by uid \(sender.uid) (pid \(sender.pid))")
             refuse(&request, BootstrapError(.notFound, "no service named \(name) for uid \(sender.uid)"))
             return

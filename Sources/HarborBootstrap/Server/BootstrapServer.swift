@@ -76,6 +76,9 @@ public final class BootstrapServer: @unchecked Sendable {
     var sessions: [PortName: Session] = [:]
     /// The names whose port each of the server's held rights reaches.
     var heldPorts: [PortName: Set<NameKey>] = [:]
+    /// For each of those ports, how many of its names each owner has (a
+    /// port's right is charged once to each owner with a name reaching it).
+    var heldPortOwners: [PortName: [uid_t: Int]] = [:]
     var charges: [uid_t: UserCharges] = [:]
     var entries = NameTable()
     var budget: DescriptorBudget
@@ -147,7 +150,8 @@ public final class BootstrapServer: @unchecked Sendable {
         guard let accepting = DescriptorWatch(listener.rawValue, loop: loop, mode: mode, label: "bootstrap socket", { [unowned self] in
                   self.acceptConnections()
               }),
-              let noticing = DescriptorWatch(noticeDescriptor, loop: loop, mode: mode, label: "bootstrap notices", { [unowned self] in
+              let noticing = DescriptorWatch(noticeDescriptor, loop: loop, mode: mode, label: "bootstrap notices",
+                                             order: Self.noticesFirst, { [unowned self] in
                   self.serveNotices()
               }) else {
             throw BootstrapError(.badRequest, "start(on:) must run on the loop's own thread, in a named mode")
@@ -174,12 +178,20 @@ public final class BootstrapServer: @unchecked Sendable {
         sessions = [:]
         recentReplyRight = nil
         heldPorts = [:]
+        heldPortOwners = [:]
         users = [:]
         userByPort = [:]
         charges = [:]
         if let socketPath { FileSystem.remove(socketPath) }
         log(.info, "stopped; released \(count) name\(count == 1 ? "" : "s")")
     }
+
+    /// The notification port's place among the loop's descriptors: before
+    /// every bootstrap port, so a death that happened before a request
+    /// arrived (its hang-up already in the kernel when the loop looked) is
+    /// dealt with before the request, in the same pass. Look-ups rely on
+    /// it instead of checking the holder's liveness themselves.
+    static let noticesFirst = -1
 
     /// The current counts (loop's thread).
     public var summary: Summary {

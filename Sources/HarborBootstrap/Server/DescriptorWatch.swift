@@ -13,9 +13,11 @@ import HarborRunLoop
 final class DescriptorWatch: Sendable {
     private let source: DescriptorSource
 
-    /// Watches `descriptor` (borrowed: it must outlive the watch) in `loop`'s `mode`.
-    init?(_ descriptor: CInt, loop: Loop, mode: LoopMode, label: String, _ handler: @escaping @Sendable () -> Void) {
-        guard let source = try? DescriptorSource(descriptor: descriptor, events: .readable, label: label, { _ in
+    /// Watches `descriptor` (borrowed: it must outlive the watch) in `loop`'s
+    /// `mode`; among descriptors ready in one pass, lower `order`s are served first.
+    init?(_ descriptor: CInt, loop: Loop, mode: LoopMode, label: String, order: Int = 0,
+          _ handler: @escaping @Sendable () -> Void) {
+        guard let source = try? DescriptorSource(descriptor: descriptor, events: .readable, order: order, label: label, { _ in
             handler()
         }) else { return nil }
         self.source = source

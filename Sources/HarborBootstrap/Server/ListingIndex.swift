@@ -29,9 +29,10 @@ package struct ListingIndex: Sendable {
 
     /// Removes `key` (nothing if it is not there).
     package mutating func remove(_ key: BootstrapListing.Key) {
-        guard let names = scopes[key.scope] else { return }
-        let (index, found) = Self.position(of: key, in: names)
-        guard found else { return }
+        // No copy of the run is kept while it changes: one would make the
+        // removal copy the whole run (every name retained), and a process
+        // leaving with 16,384 names would cost quadratic time.
+        guard let (index, found) = scopes[key.scope].map({ Self.position(of: key, in: $0) }), found else { return }
         scopes[key.scope]?.remove(at: index)
         if scopes[key.scope]?.isEmpty == true { scopes[key.scope] = nil }
         count -= 1

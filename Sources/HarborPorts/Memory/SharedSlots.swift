@@ -73,6 +73,9 @@ package final class SharedSlots: @unchecked Sendable {
 
     package let descriptor: SharedDescriptor
     private let memory: UnsafeMutableRawPointer
+    /// The counter's file, for one adopted with its key: its mapping goes
+    /// to ``SpareSlotMappings`` rather than being unmapped.
+    private let file: FileKey?
     private let local: UnsafeMutablePointer<Int32>
     private var words: UnsafeMutablePointer<Int32> { memory.assumingMemoryBound(to: Int32.self) }
     /// The shared words, for the slow paths outside `Counter`.
@@ -88,6 +91,7 @@ package final class SharedSlots: @unchecked Sendable {
         try MemoryFile.addSeals(descriptor.rawValue, MemoryFile.fixedSizeSeals)
         memory = try MemoryFile.map(descriptor.rawValue, size: Self.size, writable: true)
         local = Self.makeLocal()
+        file = nil
         words[Word.magic] = Self.magic
         words[Word.taken] = 0
         words[Word.givenBackSeen] = Int32(free)
@@ -98,13 +102,23 @@ package final class SharedSlots: @unchecked Sendable {
     /// Maps a counter that arrived from another process, after checking it
     /// is a memfd sealed against shrinking, of the right size. Its contents
     /// are not checked: any sender may have written anything there.
-    package init(adopting descriptor: SharedDescriptor) throws(SystemError) {
-        let seals = try MemoryFile.seals(descriptor.rawValue)
-        guard seals & MemoryFile.shrinkSeal != 0, try MemoryFile.size(descriptor.rawValue) == Self.size else {
-            throw SystemError(errno: EINVAL, call: "adopt slots")
+    ///
+    /// With `file` (its key, which the caller read with `fstat`), a spare
+    /// mapping of the same file (``SpareSlotMappings``) is taken instead of
+    /// checking and mapping it again, and the mapping is kept there when
+    /// this counter goes.
+    package init(adopting descriptor: SharedDescriptor, file: FileKey? = nil) throws(SystemError) {
+        if let file, let spare = SpareSlotMappings.shared.take(file) {
+            memory = spare
+        } else {
+            let seals = try MemoryFile.seals(descriptor.rawValue)
+            guard seals & MemoryFile.shrinkSeal != 0, try MemoryFile.size(descriptor.rawValue) == Self.size else {
+                throw SystemError(errno: EINVAL, call: "adopt slots")
+            }
+            memory = try MemoryFile.map(descriptor.rawValue, size: Self.size, writable: true)
         }
         self.descriptor = descriptor
-        memory = try MemoryFile.map(descriptor.rawValue, size: Self.size, writable: true)
+        self.file = file
         local = Self.makeLocal()
     }
 
@@ -115,7 +129,11 @@ package final class SharedSlots: @unchecked Sendable {
     }
 
     deinit {
-        MemoryFile.unmap(memory, size: Self.size)
+        if let file {
+            SpareSlotMappings.shared.keep(memory, of: file)
+        } else {
+            MemoryFile.unmap(memory, size: Self.size)
+        }
         local.deallocate()
     }
 

@@ -41,7 +41,8 @@ extension PortCore {
             throw WireRejection(.forgedRight, "a send right naming a known port without its slot counter")
         }
         let counter: SharedSlots
-        do { counter = try SharedSlots(adopting: slots) } catch {
+        // A right to a port this process let go of lately finds its counter still mapped (SpareSlotMappings).
+        do { counter = try SharedSlots(adopting: slots, file: slotsFile) } catch {
             throw WireRejection(.badDescriptor, "slot counter: \(error)")
         }
         let proxy = PortCore(identity: identity, name: PortName.next(),

@@ -13,7 +13,10 @@ struct BootstrapLookUp: Benchmark {
         "floor-fds: the raw minimum of a look-up: a 16-byte request, and a reply carrying two descriptors"
             + " (SCM_RIGHTS, what a send right is) that the asker closes, to another process (harbor-bench itself).",
         "lookup-cold: connect to harbord's socket, receive the bootstrap right, look the name up (a new process's first look-up).",
-        "lookup-cached: look the name up again on an open connection: one request and one reply carrying a send right.",
+        "lookup-cached: look the name up again on an open connection: one request and one reply carrying a send right,"
+            + " dropped at once (so each reply's right is a port new to this process).",
+        "lookup-held: the same while this process holds a right from the look-up before: the reply's right is a port"
+            + " it knows (what a client's repeated look-ups of one name cost).",
         "harbord and the echo service are separate processes (built beside harbor-bench).",
     ]
 
@@ -22,8 +25,8 @@ struct BootstrapLookUp: Benchmark {
 
     func makeVariants() throws -> [any BenchmarkVariant] {
         let fixture = try BootstrapFixture()
-        return [ProcessEchoFloor(), DescriptorReplyFloor(), LookUpVariant(fixture, cold: true),
-                LookUpVariant(fixture, cold: false)]
+        return [ProcessEchoFloor(), DescriptorReplyFloor(), LookUpVariant(fixture, .cold),
+                LookUpVariant(fixture, .cached), LookUpVariant(fixture, .held)]
     }
 }
 
@@ -48,17 +51,37 @@ struct BootstrapRequestReply: Benchmark {
 }
 
 final class LookUpVariant: BenchmarkVariant {
+    /// What the client has before each look-up.
+    enum Kind {
+        /// Nothing: it connects first.
+        case cold
+        /// An open connection; each right looked up is dropped at once.
+        case cached
+        /// An open connection and the right from the look-up before.
+        case held
+    }
+
     let name: String
     let label: String
     private let fixture: BootstrapFixture
-    private let cold: Bool
+    private let kind: Kind
     private var client: BootstrapClient?
+    private var held: SendRight?
 
-    init(_ fixture: BootstrapFixture, cold: Bool) {
+    init(_ fixture: BootstrapFixture, _ kind: Kind) {
         self.fixture = fixture
-        self.cold = cold
-        name = cold ? "lookup-cold" : "lookup-cached"
-        label = cold ? "connect + bootstrap right + look-up" : "look-up on an open connection"
+        self.kind = kind
+        switch kind {
+        case .cold:
+            name = "lookup-cold"
+            label = "connect + bootstrap right + look-up"
+        case .cached:
+            name = "lookup-cached"
+            label = "look-up on an open connection"
+        case .held:
+            name = "lookup-held"
+            label = "look-up of a name whose right is held"
+        }
     }
 
     func start() throws {
@@ -66,17 +89,27 @@ final class LookUpVariant: BenchmarkVariant {
     }
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
+        // The held right lives only through this variant's own rounds: the
+        // other variants, run in between, must find the port unknown here.
+        defer { held = nil }
+        if kind == .held {
+            do { held = try client?.lookUp(BootstrapFixture.serviceName) } catch { throw BenchmarkFailure("look-up: \(error)") }
+        }
         try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             do {
-                let client = cold ? try BootstrapClient(socketPath: fixture.socketPath) : self.client!
-                _ = try client.lookUp(BootstrapFixture.serviceName)
+                let client = kind == .cold ? try BootstrapClient(socketPath: fixture.socketPath) : self.client!
+                let right = try client.lookUp(BootstrapFixture.serviceName)
+                if kind == .held { held = right }
             } catch {
                 throw BenchmarkFailure("look-up: \(error)")
             }
         }
     }
 
-    func stop() { client = nil }
+    func stop() {
+        held = nil
+        client = nil
+    }
 }
 
 final class RequestReplyVariant: BenchmarkVariant {

@@ -176,8 +176,12 @@ final class HarbordVictim: Victim, @unchecked Sendable {
         // A process of a third uid starting now must get in too, not only
         // clients connected before (every third request: a process each).
         if number % 3 == 1, let wrong = newProcessLists() { return wrong }
+        // Which request failed, and after how long.
+        var step = "list"
+        let began = ContinuousClock.now
         do {
             let names = try client.list().map(\.name)
+            step = "lookups"
             guard names.contains(RootNames.checkedIn), names.contains(RootNames.registered) else {
                 return "root's names are missing from the listing: \(names.prefix(5))"
             }
@@ -189,7 +193,7 @@ final class HarbordVictim: Victim, @unchecked Sendable {
             }
             return nil
         } catch {
-            return "\(error)"
+            return "\(step): \(error) (after \(began.duration(to: .now)))"
         }
     }
 
@@ -204,7 +208,9 @@ final class HarbordVictim: Victim, @unchecked Sendable {
             kill(child.pid, SIGKILL)
             return "harbor list as uid \(uid) did not finish"
         }
-        return code == 0 ? nil : "harbor list as uid \(uid) exited \(code): \(child.stderrSoFar.prefix(200))"
+        guard code != 0 else { return nil }
+        _ = child.waitForStderr("\u{0}never", before: .now + .seconds(1))  // read what it said, to EOF
+        return "harbor list as uid \(uid) exited \(code): \(child.stderrSoFar.prefix(200))"
     }
 
     /// Looks `name` up, sends to it and receives on `port`; what went
