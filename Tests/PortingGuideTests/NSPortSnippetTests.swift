@@ -1,10 +1,14 @@
 // Harbor — Porting.md's NSPort, NSThread and small CF-form snippets, run, with what they must print.
+import HarborRunLoop
 import HarborTestSupport
 import Testing
 
 extension PortingGuideTests {
     @Suite struct NSPortSnippetTests {
         @Test func RL01_RL02_RL03_RL07_cfForms() {
+            // The snippet asks for Loop.main, made once per process and kept:
+            // made here first, so the descriptor check does not count it.
+            _ = Loop.main
             #expect(run(Snippets.cfForms) == [
                 "on the main thread: false",
                 "mode string: UITrackingRunLoopMode",
@@ -40,6 +44,17 @@ extension PortingGuideTests {
                 "worker: msgid 999, exit",
                 "worker finished: true",
             ])
+        }
+
+        /// NextBSD's bootstrap server and client: check in, look up, ask, and the answer comes back.
+        @Test func P10_P02_nextBSDBootstrapPair() throws {
+            let printed = try expectNoDescriptorLeak { () throws -> [String] in
+                let server = try NameServer()
+                defer { server.shutDown() }
+                let path = server.socketPath
+                return run(checkingDescriptors: false) { print in try Snippets.nextBSDBootstrap(socketPath: path, print: print) }
+            }
+            #expect(printed == ["server: received message: body=hello", "client: sent message, reply body=hello buddy"])
         }
     }
 }
