@@ -62,7 +62,31 @@ public final class PortSource: Sendable, CustomStringConvertible, WaitsetSource 
     }
 
     /// A send right to the port, for whoever should send to this source.
+    /// **CF equivalent:** `mach_port_insert_right(…, CFMachPortGetPort(port), MACH_MSG_TYPE_MAKE_SEND)`.
     public func makeSendRight() -> SendRight { receive.makeSendRight() }
+
+    /// A send-once right to the port: a reply right to hand out with a
+    /// request, or the target of a notification request, whose one message
+    /// this source's handler gets like any other (on the loop's thread).
+    /// **CF equivalent:** `MACH_MSG_TYPE_MAKE_SEND_ONCE` on `CFMachPortGetPort(port)`.
+    public func makeSendOnceRight() -> SendOnceRight { receive.makeSendOnceRight() }
+
+    /// Asks for a no-senders notification about this source's port, sent
+    /// to `target` when the number of send rights to the port next drops to
+    /// zero; replaces an earlier request. Any thread, also while the source
+    /// is on a loop.
+    /// **CF equivalent:** `mach_port_request_notification(…, CFMachPortGetPort(port), MACH_NOTIFY_NO_SENDERS, …)`.
+    public func requestNoSendersNotification(to target: consuming SendOnceRight) {
+        receive.requestNoSendersNotification(to: target)
+    }
+
+    /// Asks for a port-destroyed notification about this source's port:
+    /// when the source is released, its receive right travels to `target`
+    /// in the notification, queue intact, instead of the port dying. Fires once.
+    /// **CF equivalent:** `mach_port_request_notification(…, MACH_NOTIFY_PORT_DESTROYED, …)`.
+    public func requestPortDestroyedNotification(to target: consuming SendOnceRight) {
+        receive.requestPortDestroyedNotification(to: target)
+    }
 
     /// The port's name.
     public var portName: PortName { receive.name }

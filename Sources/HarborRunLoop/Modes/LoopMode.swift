@@ -13,9 +13,17 @@
 ///
 /// **Thread safety:** a value; any thread.
 /// **CF equivalent:** `CFRunLoopMode` (a `CFStringRef`), `NSRunLoopMode`.
-public struct LoopMode: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+public struct LoopMode: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral, RawRepresentable {
     /// The mode's name.
     public let name: String
+
+    /// The mode's name, as `NSRunLoop.Mode`'s `rawValue` is its string.
+    /// **CF equivalent:** the mode's `CFStringRef` itself.
+    public var rawValue: String { name }
+
+    /// The mode named `rawValue`; never fails (any string names a mode).
+    /// **CF equivalent:** `NSRunLoop.Mode(rawValue:)`.
+    public init(rawValue: String) { self.name = rawValue }
 
     /// A mode named `name`. Custom modes need no registration.
     public init(_ name: String) { self.name = name }

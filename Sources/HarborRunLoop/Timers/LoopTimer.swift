@@ -134,7 +134,10 @@ public final class LoopTimer: Sendable, CustomStringConvertible {
     /// The period of a repeating timer, `nil` for a one-shot one.
     public var interval: Duration? { state.withLock { $0.interval }.map { .nanoseconds($0) } }
 
-    /// Whether it repeats.
+    /// Whether it repeats: true exactly when it was made with an interval
+    /// (``interval`` is not `nil`). A one-shot timer is invalidated after it
+    /// fires; a repeating one stays, its next fire date on its grid.
+    /// **CF equivalent:** `CFRunLoopTimerDoesRepeat`, `CFRunLoopTimerGetInterval(t) > 0`.
     public var repeats: Bool { interval != nil }
 
     /// How late the loop may fire it. CF: `CFRunLoopTimerGetTolerance`.
