@@ -240,11 +240,11 @@ let package = Package(
             dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborRunLoop", "HarborTestSupport", "harbor-mainloop-probe"],
             swiftSettings: strict
         ),
-        // Docs/Porting.md's snippets, compiled and run, and the seed experiments
+        // Docs/Porting.md's snippets, compiled and run, every other guide's Swift, compiled, and the seed experiments
         // (harbor-seeds) checked against what their articles say.
         .testTarget(
             name: "PortingGuideTests",
-            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborFoundation", "HarborBootstrap", "HarborTestSupport", "harbor-seeds"],
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborFoundation", "HarborBootstrap", "HarborCoding", "HarborMach", "HarborPorts", "HarborSystemd", "HarborTestSupport", "harbor-seeds"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -27,7 +27,14 @@
 # 2. @unchecked Sendable — says why, in a comment on the same line, the line
 #    above, or (the repository's habit) a `// @unchecked:` comment as the
 #    first line of the body. Sources/, Tests/ and Fuzz/.
-# 3. Size — no .swift file in Sources/ or Tests/ has more than 400 lines.
+# 3. One type per file — a .swift file in Sources/ declares at most one
+#    top-level type (a class, struct, enum, actor or protocol starting its
+#    line; extensions aside, nested types are the type's own), so each
+#    concept has a file named after it. The files that declared more when
+#    the rule came are listed with their count in
+#    Scripts/one-type-per-file.baseline: that list only shrinks. A file not
+#    listed with two types, a listed file with more than its count, and a
+#    listed file with fewer (lower or remove its line) are findings.
 # 4. Deadline — every root test suite (an `@Suite` at the start of a line in
 #    Tests/: nested suites are indented, and inherit it) carries a
 #    `.deadline` (HarborTestSupport's TestDeadline), so every test ends by
@@ -130,10 +137,23 @@ find Sources Tests Fuzz -name '*.swift' 2>/dev/null | sort | while IFS= read -r 
     ' "$file"
 done >>"$findings"
 
-# --- 3. Size -------------------------------------------------------------------
-find Sources Tests -name '*.swift' | sort | while IFS= read -r file; do
-    lines=$(wc -l <"$file")
-    if ((lines > 400)); then echo "$file:$lines: size: $lines lines, over 400: split it"; fi
+# --- 3. One type per file ---------------------------------------------------------
+type_pattern='^(@[A-Za-z_]+(\([^)]*\))? +)*((public|package|internal|fileprivate|private|final|indirect|nonisolated|open) +)*(class|struct|enum|actor|protocol) +[A-Za-z_]'
+baseline=Scripts/one-type-per-file.baseline
+find Sources -name '*.swift' | sort | while IFS= read -r file; do
+    count=$(grep -cE "$type_pattern" "$file")
+    allowed=$(awk -v f="$file" '$1 == f { print $2 }' "$baseline")
+    names=$(grep -oE "$type_pattern[A-Za-z0-9_]*" "$file" | awk '{ print $NF }' | paste -sd, -)
+    if [[ -z $allowed ]]; then
+        if ((count > 1)); then echo "$file:1: types: $count top-level types ($names): one type per file, split it"; fi
+    elif ((count > allowed)); then
+        echo "$file:1: types: $count top-level types ($names), $allowed in $baseline: split the new one out"
+    elif ((count < allowed)); then
+        echo "$file:1: types: $count top-level types, $allowed in $baseline: lower its count there (remove the line at 1)"
+    fi
+done >>"$findings"
+awk '!/^#/ && NF { print $1 }' "$baseline" | while IFS= read -r file; do
+    [[ -f $file ]] || echo "$baseline:1: types: $file no longer exists: remove its line"
 done >>"$findings"
 
 # --- 4. Deadline ---------------------------------------------------------------
@@ -146,8 +166,8 @@ if [[ -s "$findings" ]]; then
     echo "soundness: $(wc -l <"$findings") finding(s):" \
         "$(grep -c ': libc: ' "$findings") libc," \
         "$(grep -c ': unchecked: ' "$findings") unchecked Sendable," \
-        "$(grep -c ': size: ' "$findings") size," \
+        "$(grep -c ': types: ' "$findings") one type per file," \
         "$(grep -c ': deadline: ' "$findings") deadline" >&2
     exit 1
 fi
-echo "soundness: libc only in HarborSystem and the shim; every @unchecked Sendable justified; no file over 400 lines; every root test suite has a deadline"
+echo "soundness: libc only in HarborSystem and the shim; every @unchecked Sendable justified; one type per file (Scripts/one-type-per-file.baseline only shrinks); every root test suite has a deadline"

@@ -7,7 +7,7 @@ import HarborTestSupport
 import Testing
 
 // The code Docs/RunLoop.md shows under `<!-- snippet: loop-actor -->`, word for word
-// (`A04_theGuideShowsTheCompiledPattern` compares them).
+// (PortingGuideTests' GuideSnippetTests compares every guide's blocks with their sources).
 // snippet: loop-actor
 /// A daemon's bookkeeping: a plain class, not `Sendable`.
 final class Tally {
@@ -95,25 +95,6 @@ extension RunLoopTests {
                 let handler = session.confined { session in session.tally.ticks += 1 }
                 handler()  // the test's thread is not the worker's
             }
-        }
-
-        @Test func A04_theGuideShowsTheCompiledPattern() throws {
-            let test = try String(contentsOfFile: #filePath, encoding: .utf8)
-            let guidePath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("Docs/RunLoop.md").path
-            let guide = try String(contentsOfFile: guidePath, encoding: .utf8)
-            let compiled = Self.region(of: test, after: "// snippet: loop-actor", until: "// end snippet")
-            let shown = Self.region(of: guide, after: "<!-- snippet: loop-actor -->\n```swift", until: "```")
-            #expect(!compiled.isEmpty)
-            #expect(shown == compiled, "Docs/RunLoop.md should show, under <!-- snippet: loop-actor -->:\n\(compiled)")
-        }
-
-        /// The lines strictly between the first `start` and the next `end`.
-        private static func region(of text: String, after start: String, until end: String) -> String {
-            guard let begin = text.range(of: start + "\n") else { return "" }
-            let rest = text[begin.upperBound...]
-            guard let finish = rest.range(of: "\n" + end) else { return "" }
-            return String(rest[..<finish.lowerBound])
         }
     }
 }
