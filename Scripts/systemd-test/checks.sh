@@ -3,8 +3,8 @@
 # ms, $repo and $SD). Every wait is bounded.
 
 # The look-up that activates harbord (of a name nobody holds: `harbor`
-# exits 2, "no such name", which only harbord can say), and the debug way to
-# wedge its loop (Docs/harbord.md).
+# exits 2, "no such name", which only harbord can say), and the test way to
+# wedge its loop (SIGUSR1 with --debug-wedge-on-sigusr1, given by a drop-in).
 lookup_name=org.harbor.sdtest.nobody
 watch_name=org.harbor.sdtest.watched
 lookup() {
@@ -52,7 +52,12 @@ run_checks() {
     # --- install the shipped units, as an administrator would ---
     local unit shipped=() same=1
     for unit in "$repo"/Scripts/systemd/*; do shipped+=("${unit##*/}"); done
+    # A drop-in (the units stay as shipped) gives harbord the hidden test
+    # switch that makes SIGUSR1 wedge its loop (Docs/harbord.md, "Signals").
     E sh -c 'cd /usr/local/share/harbor/systemd && install -m 0644 "$@" /etc/systemd/system/ &&
+            mkdir -p /etc/systemd/system/harbord.service.d &&
+            printf "[Service]\nExecStart=\nExecStart=/usr/local/bin/harbord --debug-wedge-on-sigusr1\n" \
+                >/etc/systemd/system/harbord.service.d/test-wedge.conf &&
             systemctl daemon-reload && timeout 20 systemctl enable --now harbord.socket' sh "${shipped[@]}" >/dev/null 2>&1 ||
         same=0
     for unit in "${shipped[@]}"; do
