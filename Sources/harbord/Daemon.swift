@@ -86,7 +86,9 @@ struct Daemon: Service {
                             let counts = "\(policy.declarations.count) declared names, "
                                 + (changes.isEmpty ? "no change" : "\(changes.count) changed")
                             logger.notice("SIGHUP: reloaded \(file): \(counts)")
-                            for change in changes { logger.info("reload: \(change)") }
+                            // At most 20 lines: a policy may declare 10,000 names.
+                            for change in changes.prefix(20) { logger.info("reload: \(change)") }
+                            if changes.count > 20 { logger.info("reload: … and \(changes.count - 20) more changes") }
                         }
                     case .failure(let error):
                         logger.error("SIGHUP: the policy file is not valid; keeping the running policy")
