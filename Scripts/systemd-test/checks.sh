@@ -3,8 +3,8 @@
 # ms, $repo and $SD). Every wait is bounded.
 
 # The look-up that activates harbord (of a name nobody holds: `harbor`
-# exits 2, "no such name", which only harbord can say), and the debug way to
-# wedge its loop (Docs/harbord.md).
+# exits 2, "no such name", which only harbord can say), and the test way to
+# wedge its loop (SIGUSR1 with --debug-wedge-on-sigusr1, given by a drop-in).
 lookup_name=org.harbor.sdtest.nobody
 watch_name=org.harbor.sdtest.watched
 lookup() {
@@ -43,6 +43,9 @@ in_order() {
 # answered OUTPUT: harbord answered the look-up (exit 2: no such name).
 answered() { [[ $1 == *"(exit 2)" ]]; }
 status_has() { [[ $(prop harbord.service StatusText) == *"$1"* ]]; }
+# listed_reloaded: `harbor list` shows the shared name of the reloaded policy.
+listed_reloaded() { E timeout 10 harbor list 2>/dev/null | grep -qE "^org\.harbor\.sdtest\.reloaded +shared "; }
+journal_says() { E journalctl -q --no-pager -o cat -u harbord.service 2>/dev/null | grep -qF -- "$1"; }
 manager_says() { manager_log | grep -qE -- "$1"; }
 notification() { echo "^harbord\.service: Got notification message from PID $1 \(.*$2"; }
 
@@ -52,7 +55,12 @@ run_checks() {
     # --- install the shipped units, as an administrator would ---
     local unit shipped=() same=1
     for unit in "$repo"/Scripts/systemd/*; do shipped+=("${unit##*/}"); done
+    # A drop-in (the units stay as shipped) gives harbord the hidden test
+    # switch that makes SIGUSR1 wedge its loop (Docs/harbord.md, "Signals").
     E sh -c 'cd /usr/local/share/harbor/systemd && install -m 0644 "$@" /etc/systemd/system/ &&
+            mkdir -p /etc/systemd/system/harbord.service.d &&
+            printf "[Service]\nExecStart=\nExecStart=/usr/local/bin/harbord --debug-wedge-on-sigusr1\n" \
+                >/etc/systemd/system/harbord.service.d/test-wedge.conf &&
             systemctl daemon-reload && timeout 20 systemctl enable --now harbord.socket' sh "${shipped[@]}" >/dev/null 2>&1 ||
         same=0
     for unit in "${shipped[@]}"; do
@@ -186,6 +194,25 @@ run_checks() {
     else
         bad "journalctl -u harbord.service shows no readable lines of harbord[$pid2]"
     fi
+
+    # --- systemctl reload: SIGHUP reads /etc/harbor/policy.conf again ---
+    E sh -c 'mkdir -p /etc/harbor && printf "shared org.harbor.sdtest.reloaded owner=0\n" >/etc/harbor/policy.conf &&
+            chmod 0644 /etc/harbor/policy.conf'
+    E timeout 20 systemctl reload harbord.service
+    if wait_until 10 listed_reloaded && is_prop harbord.service MainPID "$pid2"; then
+        ok "systemctl reload: the new policy's shared name is listed, same MainPID $pid2"
+    else
+        bad "systemctl reload did not apply the new policy: $(E timeout 10 harbor list 2>&1 | head -3)"
+    fi
+    E sh -c 'printf "shared org.harbor.sdtest.bad owner=root\n" >/etc/harbor/policy.conf'
+    E timeout 20 systemctl reload harbord.service
+    if wait_until 10 journal_says "keeping the running policy" && listed_reloaded &&
+        journal_says "/etc/harbor/policy.conf:1: owner= must be a numeric uid"; then
+        ok "systemctl reload of a bad policy: harbord keeps the running one and logs why"
+    else
+        bad "a bad policy on reload was not refused with its reason"
+    fi
+    E rm -f /etc/harbor/policy.conf
 
     # --- SIGTERM stops it cleanly ---
     E timeout 10 systemctl log-level debug

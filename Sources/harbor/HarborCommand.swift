@@ -17,6 +17,7 @@ struct HarborCommand: ParsableCommand {
             2 no such name; 3 name server unreachable; 4 timed out; \
             5 not permitted; 6 over your uid's quota (Docs/harbord.md); 64 wrong arguments.
             """,
+        version: HarborVersion.string,
         subcommands: [LookUp.self, List.self, Send.self, Ping.self, Watch.self, Hold.self])
 
     /// Parses and runs, printing a failure as one line on stderr with its exit code.

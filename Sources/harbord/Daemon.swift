@@ -20,6 +20,12 @@ struct Daemon: Service {
     let server: BootstrapServer
     let logger: Logger
     let wedgeAfter: Duration?
+    /// Tests only (the hidden `--debug-wedge-on-sigusr1`): SIGUSR1 wedges
+    /// the loop instead of logging the status line.
+    let wedgeOnSIGUSR1: Bool
+    /// Reads the policy file again (SIGHUP): the policy and the file's
+    /// name, or what is wrong with it.
+    let loadPolicy: @Sendable () -> Result<(BootstrapPolicy, String), BootstrapPolicyError>
 
     func run() async throws {
         let notifier = ServiceNotifier()
@@ -62,21 +68,48 @@ struct Daemon: Service {
                 Self.wedge(logger)
             }
         }
-        // SIGUSR1 wedges the loop too (to test WatchdogSec=); the signal
+        // SIGHUP reloads the policy file; SIGUSR1 logs the status line from
+        // the loop (so an answer also shows the loop is alive); only tests
+        // make SIGUSR1 wedge the loop (to test WatchdogSec=). The signal
         // sequence lives until shutdown cancels the task.
-        let signals = await UnixSignalsSequence(trapping: .sigusr1)
-        let wedger = Task {
-            for await _ in signals { worker.loop.perform { Self.wedge(logger) } }
+        let signals = await UnixSignalsSequence(trapping: .sigusr1, .sighup)
+        let wedgeOnSIGUSR1 = self.wedgeOnSIGUSR1
+        let loadPolicy = self.loadPolicy
+        let handler = Task {
+            for await signal in signals {
+                if signal == .sighup {
+                    // Read and parsed off the loop; applied on it.
+                    switch loadPolicy() {
+                    case .success(let (policy, file)):
+                        worker.loop.perform {
+                            let changes = server.replacePolicy(policy)
+                            let counts = "\(policy.declarations.count) declared names, "
+                                + (changes.isEmpty ? "no change" : "\(changes.count) changed")
+                            logger.notice("SIGHUP: reloaded \(file): \(counts)")
+                            // At most 20 lines: a policy may declare 10,000 names.
+                            for change in changes.prefix(20) { logger.info("reload: \(change)") }
+                            if changes.count > 20 { logger.info("reload: … and \(changes.count - 20) more changes") }
+                        }
+                    case .failure(let error):
+                        logger.error("SIGHUP: the policy file is not valid; keeping the running policy")
+                        for line in error.description.split(separator: "\n") { logger.error("\(line)") }
+                    }
+                    continue
+                }
+                worker.loop.perform {
+                    if wedgeOnSIGUSR1 { Self.wedge(logger) }
+                    logger.notice("SIGUSR1: \(server.summary.description)")
+                }
+            }
         }
 
         try? await gracefulShutdown()
 
-        wedger.cancel()
+        handler.cancel()
         _ = try? notifier.stopping(status: "stopping")
         logger.info("stopping (SIGTERM or SIGINT)")
         try? worker.performAndWait { server.stop() }
         worker.stop()
-        logger.info("stopped")
     }
 
     /// Blocks the calling (loop) thread for ever: no callout, no watchdog ping.

@@ -26,9 +26,15 @@ struct Harbord: ParsableCommand {
             Started as root outside a service manager, it gives up root once its socket is bound: it switches \
             to --user (default: the user harbord if it exists, else a uid of its own in 61184-65519).
 
-            Exit status: 0 stopped on SIGTERM/SIGINT, 64 bad command line, 71 cannot listen, \
-            77 cannot switch users, 78 bad policy file.
-            """)
+            --check-config FILE checks a policy file and exits: 0 if it is valid, 78 with every problem \
+            (FILE:LINE: message, at most 20) on stderr.
+
+            SIGHUP reloads the policy file; SIGUSR1 logs the status line (names, clients).
+
+            Exit status: 0 stopped on SIGTERM/SIGINT (or --check-config: the file is valid), 64 bad command line, \
+            71 cannot listen, 77 cannot switch users, 78 bad policy file.
+            """,
+        version: HarborVersion.string)
 
     @Option(name: .long, help: ArgumentHelp(
         "The socket to listen on (default: /run/harbor/bootstrap.sock for root, else $XDG_RUNTIME_DIR/harbor/bootstrap.sock).",
@@ -44,6 +50,10 @@ struct Harbord: ParsableCommand {
         valueName: "name"))
     var user: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Check the policy file FILE and exit: 0 if it is valid, 78 printing every problem.", valueName: "file"))
+    var checkConfig: String?
+
     @Flag(name: .long, help: ArgumentHelp(
         "Be the activator (harbor-activate.service, as root): start the units named by the request files in /run/harbor/activate "
             + "that the policy file declares, refuse the others, remove the requests, exit."))
@@ -52,7 +62,9 @@ struct Harbord: ParsableCommand {
     @Flag(name: .long, help: "Log for a terminal (time stamps) rather than for the journal (<N> priority prefixes).")
     var foreground = false
 
-    @Flag(name: .long, help: "Log every request, not only check-ins, registrations and deaths.")
+    @Flag(name: .long, help: ArgumentHelp(
+        "Also log the debug-level events: look-ups of unknown names, dropped and refused requests, "
+            + "clients that left before they were served (check-ins, registrations and deaths are always logged)."))
     var verbose = false
 
     @Option(name: .long, help: ArgumentHelp("Names one uid may check in (undeclared) or register.", valueName: "n"))
@@ -81,6 +93,9 @@ struct Harbord: ParsableCommand {
     @Option(name: .long, help: .hidden)
     var debugWedgeAfter: Double?
 
+    @Flag(name: .long, help: .hidden)
+    var debugWedgeOnSigusr1 = false
+
     func validate() throws {
         for (flag, value) in [("--max-names-per-uid", maxNamesPerUid), ("--max-clients-per-uid", maxClientsPerUid),
                               ("--max-sessions-per-uid", maxSessionsPerUid), ("--max-pending-per-uid", maxPendingPerUid)] where !(0...10_000_000).contains(value) {
@@ -102,9 +117,10 @@ struct Harbord: ParsableCommand {
     /// does) when harbord gives up root, or it would stay root while the
     /// other threads switch, and `/proc/PID/status` would still say uid 0.
     func run() throws {
+        if let checkConfig { throw ExitCode(Self.check(policyFile: checkConfig)) }
         // The service group receives these through Dispatch's signalfd; the
         // main thread, waiting below, must not take them itself.
-        try? Signals.block([SIGTERM, SIGINT, SIGUSR1])
+        try? Signals.block([SIGTERM, SIGINT, SIGUSR1, SIGHUP])
         let journal = !foreground && getenv("JOURNAL_STREAM") != nil
         let style: LineLogHandler.Style = journal ? .journal : .terminal
         let level: Logger.Level = verbose ? .debug : .info
@@ -179,6 +195,7 @@ struct Harbord: ParsableCommand {
             }
         } catch {
             logger.error("\(error.detail)")
+            if case .path(let path) = endpoint, let hint = socketHint(path) { logger.error("\(hint)") }
             throw ExitCode(71)
         }
         if let note = plan.note { logger.notice("\(note)") }
@@ -192,9 +209,16 @@ struct Harbord: ParsableCommand {
                 throw ExitCode(77)
             }
         }
-        let daemon = Daemon(server: server, logger: logger, wedgeAfter: debugWedgeAfter.map { .milliseconds(Int64($0 * 1000)) })
+        let daemon = Daemon(server: server, logger: logger, wedgeAfter: debugWedgeAfter.map { .milliseconds(Int64($0 * 1000)) },
+                            wedgeOnSIGUSR1: debugWedgeOnSigusr1, loadPolicy: { [policy = self.policy] in
+            Self.reloadPolicy(explicit: policy)
+        })
+        // The service group logs its own workings at debug level (its
+        // configuration, `Logger(_storage: …)`): never harbord's events.
+        var groupLogger = logger
+        groupLogger.logLevel = .info
         let group = ServiceGroup(
-            services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
+            services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: groupLogger)
         let finished = Gate()
         let failure = HarborLock<(any Error)?>(nil)
         Task.detached {
@@ -205,11 +229,55 @@ struct Harbord: ParsableCommand {
         if let error = failure.withLock({ $0 }) { throw error }
     }
 
+    /// `--check-config FILE`: 0 and one line on stdout for a valid policy,
+    /// 78 and every problem on stderr for a bad one.
+    private static func check(policyFile path: String) -> Int32 {
+        do {
+            let policy = try BootstrapPolicy(contentsOf: path)
+            let shared = policy.declarations.filter(\.isShared).count
+            print("\(path): valid, \(policy.declarations.count) declared names (\(shared) shared)")
+            return 0
+        } catch {
+            var bytes = Array("\(error.description)\n".utf8)
+            _ = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress, $0.count) }
+            return 78
+        }
+    }
+
+    /// What to do when harbord cannot listen on `path` because it may not
+    /// write the directory (or make it): nil when it may.
+    private func socketHint(_ path: String) -> String? {
+        var directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        if directory.isEmpty { directory = "/" }
+        // The nearest directory that exists is the one harbord must write.
+        while !FileSystem.exists(directory), let slash = directory.lastIndex(of: "/") {
+            directory = slash == directory.startIndex ? "/" : String(directory[..<slash])
+        }
+        guard access(directory, W_OK) != 0 else { return nil }
+        if socket == nil && ProcessControl.effectiveUserID != 0 && BootstrapAddress.userPath == nil {
+            return "hint: harbord (uid \(ProcessControl.effectiveUserID)) cannot write \(directory): not root and XDG_RUNTIME_DIR is "
+                + "not set, so it tried the system socket; set XDG_RUNTIME_DIR (e.g. /run/user/\(ProcessControl.effectiveUserID)) "
+                + "or pass --socket PATH in a directory it can write"
+        }
+        return "hint: harbord (uid \(ProcessControl.effectiveUserID)) cannot write \(directory): pass --socket PATH in a directory it can write"
+    }
+
     private func loadPolicy() throws(BootstrapPolicyError) -> BootstrapPolicy {
-        if let policy { return try BootstrapPolicy(contentsOf: policy) }
+        try Self.policyFile(explicit: policy).map { path throws(BootstrapPolicyError) in try BootstrapPolicy(contentsOf: path) }
+            ?? BootstrapPolicy()
+    }
+
+    /// The policy file harbord reads: `--policy`, else the default one if it exists.
+    private static func policyFile(explicit: String?) -> String? {
+        if let explicit { return explicit }
         let fallback = "/etc/harbor/policy.conf"
-        if access(fallback, F_OK) == 0 { return try BootstrapPolicy(contentsOf: fallback) }
-        return BootstrapPolicy()
+        return access(fallback, F_OK) == 0 ? fallback : nil
+    }
+
+    /// SIGHUP: the policy file read again (no file: no declarations).
+    private static func reloadPolicy(explicit: String?) -> Result<(BootstrapPolicy, String), BootstrapPolicyError> {
+        guard let path = policyFile(explicit: explicit) else { return .success((BootstrapPolicy(), "no policy file")) }
+        do { return .success((try BootstrapPolicy(contentsOf: path), path)) } catch { return .failure(error) }
     }
 
     private func chooseEndpoint(logger: Logger) throws(StartupError) -> BootstrapServer.Endpoint {

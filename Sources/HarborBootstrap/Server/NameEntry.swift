@@ -28,10 +28,10 @@ final class NameEntry {
     }
 
     let key: NameKey
-    let origin: Origin
+    var origin: Origin
     /// The uid that may check it in.
-    let owner: uid_t
-    let unit: String?
+    var owner: uid_t
+    var unit: String?
     /// The port messages wait in while no service holds the name (declared names).
     var waiting: WaitingPort?
     /// The session of the process holding the name (checked in or registered).
