@@ -1,5 +1,5 @@
 // HarborXPC — declarative requirements on a peer's kernel-verified identity.
-import Glibc
+import Glibc  // types only: uid_t, gid_t
 import HarborSystem
 
 /// A requirement a peer must meet, checked on the kernel's word about each
