@@ -20,9 +20,8 @@ extension XPCListener {
         /// peer's audit token; this is its Linux counterpart.
         public let peer: ProcessIdentity
 
-        /// What the listener does with the request: made only by
-        /// ``accept(_:)``, ``accept(incomingMessageHandler:cancellationHandler:)``
-        /// or ``reject(reason:)``.
+        /// What the listener does with the request: made only by one of the
+        /// `accept` methods or by ``reject(reason:)``.
         public struct Decision: Sendable {
             enum Kind: Sendable {
                 case accept(handler: @Sendable (XPCReceivedMessage) -> (any Encodable)?,

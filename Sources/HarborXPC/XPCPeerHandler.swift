@@ -1,7 +1,7 @@
 // HarborXPC — a session's handler as a type.
 /// A type that handles one session's messages (XPC's `XPCPeerHandler`);
-/// accept a session with it through
-/// ``XPCListener/IncomingSessionRequest/accept(_:)-(()->Handler)``.
+/// accept a session with it through the `accept(_:)` of
+/// ``XPCListener/IncomingSessionRequest`` that takes a handler factory.
 ///
 /// ```swift
 /// struct ClockHandler: XPCPeerHandler {
