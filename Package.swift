@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "HarborBootstrap", targets: ["HarborBootstrap"]),
         .library(name: "HarborMach", targets: ["HarborMach"]),
         .library(name: "HarborCoding", targets: ["HarborCoding"]),
+        .library(name: "HarborXPC", targets: ["HarborXPC"]),
         .executable(name: "harbord", targets: ["harbord"]),
         .executable(name: "harbor", targets: ["harbor"]),
     ],
@@ -116,6 +117,13 @@ let package = Package(
             dependencies: ["HarborPorts", "HarborSystem"],
             swiftSettings: strict
         ),
+        // Apple's Swift XPC API (XPCListener, XPCSession, XPCReceivedMessage,
+        // XPCPeerRequirement) over Harbor ports and harbord names (Docs/XPC.md).
+        .target(
+            name: "HarborXPC",
+            dependencies: ["HarborCoding", "HarborBootstrap", "HarborPorts", "HarborSystem"],
+            swiftSettings: strict
+        ),
         // Layer 4: sd-event nesting both ways, sd_notify, socket activation.
         .target(
             name: "HarborSystemd",
@@ -192,6 +200,12 @@ let package = Package(
         .executableTarget(
             name: "harbor-mainloop-probe",
             dependencies: ["HarborSystem", "HarborRunLoop", "HarborPorts"],
+            swiftSettings: strict
+        ),
+        // The service and client the XPC tests run as other processes (and uids).
+        .executableTarget(
+            name: "harbor-xpc-probe",
+            dependencies: ["HarborXPC", "HarborBootstrap", "HarborSystem"],
             swiftSettings: strict
         ),
         // The child process the systemd tests supervise (sd_notify, activation).
@@ -275,6 +289,11 @@ let package = Package(
         .testTarget(
             name: "HarborCrossProcessTests",
             dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborCoding", "HarborTestSupport", "harbor-peer", "HarborPeerCommands"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HarborXPCTests",
+            dependencies: ["HarborXPC", "HarborBootstrap", "HarborSystem", "HarborTestSupport", "harbord", "harbor-xpc-probe"],
             swiftSettings: strict
         ),
         .testTarget(

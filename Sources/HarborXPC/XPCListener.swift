@@ -1,0 +1,176 @@
+// HarborXPC — a named service that accepts sessions.
+import HarborBootstrap
+import HarborPorts
+import HarborSystem
+
+/// A service that checks a name in with harbord and accepts or rejects each
+/// session a client asks for, XPC's `XPCListener`.
+///
+/// ```swift
+/// let listener = try XPCListener(service: "com.example.clock",
+///                                requirement: .isFromSameUser()) { request in
+///     request.accept { message in
+///         guard let ask = try? message.decode(as: Ask.self) else { return nil }
+///         return Now(seconds: ask.offset + 42)
+///     }
+/// }
+/// ```
+///
+/// Each accepted session gets a port of its own, and a thread that runs its
+/// message handler one message at a time (XPC runs a session's handler on
+/// its serial target queue; Harbor has no `targetQueue` parameter). The
+/// session request and each message are judged on the kernel's word about
+/// their sender (`trailer.sender`), never on anything in the message.
+///
+/// **Thread safety:** any thread.
+public final class XPCListener: Sendable {
+    /// The name the listener checked in.
+    public let service: String
+    private let port: Listening
+    private let sessions = HarborLock<[PortName: SessionWake]>([:])
+    private let cancelled = HarborLock(false)
+
+    /// Checks `service` in and starts accepting sessions.
+    ///
+    /// - Parameters:
+    ///   - service: the harbord name (Docs/Bootstrap.md).
+    ///   - requirement: checked on the session request and on every message;
+    ///     a message that fails it is refused and its sender's call throws
+    ///     ``XPCRichError/Code/peerRequirementNotMet``.
+    ///   - bootstrap: the name server client; `nil` connects to harbord as
+    ///     `BootstrapClient()` does.
+    ///   - incomingSessionHandler: decides each session request, on the
+    ///     listener's thread.
+    /// - Throws: ``XPCRichError/Code/serviceNotFound`` if harbord cannot be
+    ///   reached or refuses the check-in (the reason says why).
+    public init(
+        service: String,
+        requirement: XPCPeerRequirement? = nil,
+        bootstrap: BootstrapClient? = nil,
+        incomingSessionHandler: @escaping @Sendable (IncomingSessionRequest) -> IncomingSessionRequest.Decision
+    ) throws(XPCRichError) {
+        self.service = service
+        do {
+            let client = try bootstrap ?? BootstrapClient()
+            port = Listening(try client.checkIn(service))
+        } catch {
+            throw XPCRichError(.serviceNotFound, "check-in of \(service) failed: \(error)")
+        }
+        let port = self.port
+        let owner = ListenerLoop(port: port, requirement: requirement, handler: incomingSessionHandler,
+                                 adopt: { [weak self] name, wake in self?.adopt(name, wake) ?? false },
+                                 ended: { [weak self] name in self?.ended(name) })
+        do {
+            try SystemThread.spawn { owner.run() }.detach()
+        } catch {
+            throw XPCRichError(.connectionInvalid, "no thread for the listener: \(error)")
+        }
+    }
+
+    /// Stops accepting sessions and ends every session it accepted (their
+    /// cancellation handlers run); the name goes with the listener's port.
+    /// XPC's `cancel()`.
+    public func cancel() {
+        let first = cancelled.withLock { done -> Bool in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        let wakes = sessions.withLock { table -> [SessionWake] in
+            defer { table = [:] }
+            return Array(table.values)
+        }
+        for wake in wakes { wake.fire() }
+        try? port.wake.send(Message(id: XPCWire.wake), timeout: .zero)
+    }
+
+    deinit { cancel() }
+
+    private func adopt(_ name: PortName, _ wake: SessionWake) -> Bool {
+        let isCancelled = cancelled.withLock { $0 }
+        if isCancelled { return false }
+        sessions.withLock { $0[name] = wake }
+        return true
+    }
+
+    private func ended(_ name: PortName) {
+        _ = sessions.withLock { $0.removeValue(forKey: name) }
+    }
+}
+
+/// The listener's checked-in port and a send right to wake its thread.
+final class Listening: Sendable {
+    let port: ReceiveRight
+    let wake: SendRight
+
+    init(_ port: consuming ReceiveRight) {
+        wake = port.makeSendRight()
+        self.port = port
+    }
+}
+
+/// The listener's thread: session requests, one at a time.
+struct ListenerLoop: Sendable {
+    let port: Listening
+    let requirement: XPCPeerRequirement?
+    let handler: @Sendable (XPCListener.IncomingSessionRequest) -> XPCListener.IncomingSessionRequest.Decision
+    let adopt: @Sendable (PortName, SessionWake) -> Bool
+    let ended: @Sendable (PortName) -> Void
+
+    func run() {
+        let me = ProcessIdentity.current.pid
+        while true {
+            guard var message = try? port.port.receive() else { return }
+            if message.id == XPCWire.wake, message.trailer.sender.pid == me, message.notification == nil { return }
+            guard message.id == XPCWire.connect, message.hasReplyRight, message.notification == nil else { continue }
+            let peer = message.trailer.sender
+            if let requirement, !requirement.isSatisfied(by: peer) {
+                try? message.reply(Message(
+                    id: XPCWire.failure,
+                    text: "\(XPCRichError.Code.peerRequirementNotMet.rawValue)\t\(peer) does not meet the requirement \(requirement)"),
+                    timeout: .zero)
+                continue
+            }
+            switch handler(XPCListener.IncomingSessionRequest(peer: peer)).kind {
+            case .reject(let reason):
+                try? message.reply(Message(id: XPCWire.rejected, text: XPCWire.reason(reason)), timeout: .zero)
+            case .accept(let messageHandler, let cancellation):
+                let session = XPCListenerSession(peer: peer, requirement: requirement,
+                                                 handler: messageHandler, cancellation: cancellation)
+                // A send-once right wakes the session at cancel(): it does
+                // not count as a sender, so the client's right stays the
+                // only one and its going is the session's no-senders.
+                let name = session.port.name
+                guard adopt(name, SessionWake(session.port.makeSendOnceRight())) else { return }
+                var accepted = Message(id: XPCWire.accepted)
+                accepted.attach(session.port.makeSendRight())
+                do {
+                    try message.reply(accepted, timeout: .zero)
+                } catch {
+                    continue  // the client is gone; the session's port dies with it
+                }
+                let ended = self.ended
+                guard (try? SystemThread.spawn({ session.serve(); ended(name) }).detach()) != nil else {
+                    ended(name)
+                    continue
+                }
+            }
+        }
+    }
+}
+
+/// A send-once right that wakes one session's thread at most once.
+final class SessionWake: Sendable {
+    private let right: HarborLock<SendOnceRight?>
+
+    init(_ right: consuming SendOnceRight) { self.right = HarborLock(Optional(right)) }
+
+    /// Sends the wake message, if not sent before.
+    func fire() {
+        let taken: SendOnceRight? = right.withLock { $0.take() }
+        switch consume taken {
+        case .some(let right): try? right.send(Message(id: XPCWire.wake))
+        case .none: break
+        }
+    }
+}

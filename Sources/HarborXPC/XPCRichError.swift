@@ -1,0 +1,55 @@
+// HarborXPC — the one error type a session, a listener and a reply throw.
+import HarborPorts
+
+/// An error from a session, a listener or a message: XPC's `XPCRichError`,
+/// with a typed ``Code`` beside its description.
+///
+/// ```swift
+/// do { let reply = try session.sendSync(Ping()) }
+/// catch let error as XPCRichError where error.code == .connectionInterrupted { … }
+/// ```
+public struct XPCRichError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Code: String, Hashable, Sendable {
+        /// The service died (or its session port was destroyed) with the call
+        /// pending: XPC's `XPC_ERROR_CONNECTION_INTERRUPTED`. Retry: the name
+        /// may have a new instance.
+        case connectionInterrupted
+        /// The session was cancelled (by ``XPCSession/cancel(reason:)`` or by
+        /// the peer), or could not be made: XPC's `XPC_ERROR_CONNECTION_INVALID`.
+        case connectionInvalid
+        /// The name is not checked in, or harbord could not be reached.
+        case serviceNotFound
+        /// The listener's session handler rejected the session
+        /// (``XPCListener/IncomingSessionRequest/reject(reason:)``).
+        case sessionRejected
+        /// A peer requirement refused the message or the session
+        /// (``XPCPeerRequirement``).
+        case peerRequirementNotMet
+        /// A value could not be encoded, or a message could not be decoded as
+        /// the type asked.
+        case codingFailed
+        /// The peer answered with something the protocol does not allow.
+        case protocolViolation
+        /// The message was answered with no reply, or cannot be replied to.
+        case noReply
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// Why, in a sentence (from this process, or bounded text from the peer).
+    public let reason: String
+
+    /// An error with `code` and `reason`.
+    public init(_ code: Code, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+
+    /// Whether the same call may succeed if made again (XPC's `canRetry`):
+    /// true only for an interrupted connection.
+    public var canRetry: Bool { code == .connectionInterrupted }
+
+    /// `code: reason`.
+    public var description: String { "\(code.rawValue): \(reason)" }
+}

@@ -1,0 +1,355 @@
+// HarborXPC — a client's session with a named service.
+import HarborBootstrap
+import HarborCoding
+import HarborPorts
+import HarborSystem
+
+/// A client's session with a service a listener serves, XPC's `XPCSession`.
+///
+/// ```swift
+/// let session = try XPCSession(machService: "com.example.clock")
+/// try session.send(Tick())                                   // one-way
+/// let now: Now = try session.sendSync(Ask()).decode(as: Now.self)
+/// session.send(Ask()) { (result: Result<Now, any Error>) in … }
+/// let later: Now = try await session.send(Ask())
+/// session.cancel(reason: "done")
+/// ```
+///
+/// The session is one port pair: the listener made a port for it and handed
+/// this session the only send right to it, so its state and its end are the
+/// session's own. Each call that waits for a reply gets a port of its own and
+/// sends a send-once right to it, so a reply can never answer another call.
+///
+/// **Death is exact, never a timeout.** When the service dies, its reply
+/// rights die with it (each pending call's port gets a send-once
+/// notification) and this session's right becomes a dead name (a dead-name
+/// notification): every pending call throws
+/// ``XPCRichError/Code/connectionInterrupted`` within one round trip of the
+/// kernel closing the service's descriptors. The session then looks the
+/// name up again on its next call, so it goes to the name's next instance
+/// (XPC's reconnect after an interruption).
+///
+/// **Thread safety:** any thread; calls from several threads run concurrently.
+public final class XPCSession: Sendable {
+    /// The name the session looks up.
+    public let service: String
+    private let bootstrap: BootstrapClient
+    private let requirement: XPCPeerRequirement?
+    private let cancellationHandler: (@Sendable (XPCRichError) -> Void)?
+    private let state = HarborLock(SessionState())
+    private let monitor: SessionMonitor
+
+    struct SessionState: Sendable {
+        var right: SendRight?
+        var generation: UInt64 = 0
+        var cancelled: XPCRichError?
+        var nextCall: UInt64 = 0
+        var pending: [UInt64: SendRight] = [:]
+    }
+
+    /// Looks `machService` up with harbord and opens a session with its listener.
+    ///
+    /// - Parameters:
+    ///   - machService: the harbord name (XPC's Mach service name).
+    ///   - requirement: checked on the service's answers (the session's
+    ///     acceptance and every reply), on the kernel's word about their
+    ///     sender: XPC's `setPeerRequirement(_:)`. A reply that fails it
+    ///     throws ``XPCRichError/Code/peerRequirementNotMet`` and cancels
+    ///     the session.
+    ///   - bootstrap: the name server client; `nil` connects as
+    ///     `BootstrapClient()` does.
+    ///   - cancellationHandler: called once when the session is cancelled
+    ///     (``cancel(reason:)``, a requirement failed, or the listener ended it).
+    /// - Throws: ``XPCRichError/Code/serviceNotFound`` (no such name),
+    ///   ``XPCRichError/Code/sessionRejected`` (the listener rejected it),
+    ///   ``XPCRichError/Code/peerRequirementNotMet`` (a requirement on
+    ///   either side failed), ``XPCRichError/Code/connectionInterrupted``
+    ///   (the service died while asked).
+    public init(
+        machService: String,
+        requirement: XPCPeerRequirement? = nil,
+        bootstrap: BootstrapClient? = nil,
+        cancellationHandler: (@Sendable (XPCRichError) -> Void)? = nil
+    ) throws(XPCRichError) {
+        service = machService
+        self.requirement = requirement
+        self.cancellationHandler = cancellationHandler
+        do {
+            self.bootstrap = try bootstrap ?? BootstrapClient()
+        } catch {
+            throw XPCRichError(.serviceNotFound, "harbord: \(error)")
+        }
+        monitor = SessionMonitor()
+        let monitor = self.monitor
+        do {
+            try SystemThread.spawn { [weak self] in
+                monitor.run { name in self?.interrupted(ifRightIs: name) }
+            }.detach()
+        } catch {
+            throw XPCRichError(.connectionInvalid, "no thread for the session: \(error)")
+        }
+        _ = try currentRight()
+    }
+
+    deinit {
+        end(XPCRichError(.connectionInvalid, "the session was released"), notify: false)
+    }
+
+    // MARK: Sending
+
+    /// Sends `message` one-way (XPC's `send(_:)`).
+    /// - Throws: ``XPCRichError/Code/codingFailed``, or
+    ///   ``XPCRichError/Code/connectionInterrupted`` /
+    ///   ``XPCRichError/Code/connectionInvalid`` if the session cannot send.
+    public func send<Message: Encodable>(_ message: Message) throws(XPCRichError) {
+        let encoded = try Self.encode(message, id: XPCWire.message)
+        let (right, generation) = try currentRight()
+        do {
+            try right.send(encoded)
+        } catch {
+            interrupted(generation: generation)
+            throw XPCRichError(.connectionInterrupted, "the service is gone: \(error.code)")
+        }
+    }
+
+    /// Sends `message` and waits for its reply (XPC's `sendSync(_:)`).
+    /// - Returns: the reply, to ``XPCReceivedMessage/decode(as:)``.
+    /// - Throws: ``XPCRichError``: `connectionInterrupted` if the service
+    ///   died (or its handler dropped the message unanswered),
+    ///   `connectionInvalid` if the session was cancelled meanwhile,
+    ///   `peerRequirementNotMet` if either side's requirement refused it,
+    ///   `noReply`, `codingFailed`, or what the service answered.
+    public func sendSync<Message: Encodable>(_ message: Message) throws(XPCRichError) -> XPCReceivedMessage {
+        try call(Self.encode(message, id: XPCWire.request))
+    }
+
+    /// Sends `message` and calls `replyHandler` with its reply decoded as
+    /// `Reply`, or the error, on a thread of its own (XPC's
+    /// `send(_:replyHandler:)`).
+    public func send<Message: Encodable, Reply: Decodable & Sendable>(
+        _ message: Message,
+        replyHandler: @escaping @Sendable (Result<Reply, any Error>) -> Void
+    ) {
+        let encoded: Result<HarborPorts.Message, XPCRichError>
+        do { encoded = .success(try Self.encode(message, id: XPCWire.request)) } catch { encoded = .failure(error) }
+        let box = MessageBox(encoded)
+        do {
+            try SystemThread.spawn { [self] in
+                replyHandler(Result { () throws(XPCRichError) -> Reply in
+                    try self.call(box.take()).decode(as: Reply.self)
+                }.mapError { $0 as any Error })
+            }.detach()
+        } catch {
+            replyHandler(.failure(XPCRichError(.connectionInvalid, "no thread for the call: \(error)")))
+        }
+    }
+
+    /// Sends `message` and returns its reply decoded as `Reply`: the async
+    /// form of ``send(_:replyHandler:)``.
+    public func send<Message: Encodable, Reply: Decodable & Sendable>(_ message: Message) async throws -> Reply {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Reply, any Error>) in
+            send(message) { (result: Result<Reply, any Error>) in continuation.resume(with: result) }
+        }
+    }
+
+    // MARK: Cancelling
+
+    /// Cancels the session (XPC's `cancel(reason:)`): pending calls throw
+    /// ``XPCRichError/Code/connectionInvalid``, the listener's side ends
+    /// (its cancellation handler runs), and the cancellation handler runs
+    /// once with `reason`.
+    public func cancel(reason: String) {
+        end(XPCRichError(.connectionInvalid, "cancelled: \(reason)"), notify: true)
+    }
+
+    private func end(_ error: XPCRichError, notify: Bool) {
+        let ended = state.withLock { state -> (SendRight?, [SendRight])? in
+            guard state.cancelled == nil else { return nil }
+            state.cancelled = error
+            defer { state.right = nil; state.pending = [:] }
+            return (state.right, Array(state.pending.values))
+        }
+        guard let (right, pending) = ended else { return }
+        try? right?.send(Message(id: XPCWire.cancel), timeout: .zero)
+        for wake in pending { try? wake.send(Message(id: XPCWire.wake), timeout: .zero) }
+        monitor.stop()
+        if notify { cancellationHandler?(error) }
+    }
+
+    // MARK: The connection
+
+    /// The session's right, opening the session (again) if it has none.
+    private func currentRight() throws(XPCRichError) -> (SendRight, UInt64) {
+        let current = state.withLock { state -> Result<(SendRight, UInt64)?, XPCRichError> in
+            if let cancelled = state.cancelled { return .failure(cancelled) }
+            return .success(state.right.map { ($0, state.generation) })
+        }
+        if let current = try current.get() { return current }
+        let right = try connect()
+        right.requestDeadNameNotification(to: monitor.port.makeSendOnceRight())
+        let installed = state.withLock { state -> Result<(SendRight, UInt64), XPCRichError> in
+            if let cancelled = state.cancelled { return .failure(cancelled) }
+            if let existing = state.right { return .success((existing, state.generation)) }  // another thread won
+            state.generation &+= 1
+            state.right = right
+            return .success((right, state.generation))
+        }
+        let result = try installed.get()
+        if result.0 != right { try? right.send(Message(id: XPCWire.cancel), timeout: .zero) }
+        return result
+    }
+
+    /// Looks the name up and asks its listener for a session.
+    private func connect() throws(XPCRichError) -> SendRight {
+        let service: SendRight
+        do {
+            service = try bootstrap.lookUp(self.service)
+        } catch {
+            throw XPCRichError(.serviceNotFound, "look-up of \(self.service): \(error)")
+        }
+        var reply: Message
+        do {
+            reply = try service.sendAndReceive(Message(id: XPCWire.connect))
+        } catch {
+            throw XPCRichError(.connectionInterrupted, "\(self.service) is gone: \(error.code)")
+        }
+        try check(reply)
+        switch reply.id {
+        case XPCWire.accepted:
+            guard reply.carriedRights.count == 1, let right = try? reply.takeSendRight(at: 0) else {
+                throw XPCRichError(.protocolViolation, "the acceptance carries no session right")
+            }
+            return right
+        case XPCWire.rejected:
+            throw XPCRichError(.sessionRejected, XPCWire.reason(reply.text))
+        default:
+            throw XPCRichError(.protocolViolation, "unexpected answer \(reply.id) to a session request")
+        }
+    }
+
+    /// Refuses a notification, a failure, or an answer whose sender fails the requirement.
+    private func check(_ reply: borrowing Message) throws(XPCRichError) {
+        if reply.notification != nil {
+            throw XPCRichError(.connectionInterrupted, "\(service) died (or dropped the request) before answering")
+        }
+        if reply.id == XPCWire.failure {
+            throw Self.failure(reply.text)
+        }
+        if let requirement, !requirement.isSatisfied(by: reply.trailer.sender) {
+            let error = XPCRichError(.peerRequirementNotMet,
+                                     "the service, \(reply.trailer.sender), does not meet the requirement \(requirement)")
+            end(error, notify: true)
+            throw error
+        }
+    }
+
+    /// One call: a reply port of its own, a send-once right to it in the request.
+    private func call(_ request: consuming Message) throws(XPCRichError) -> XPCReceivedMessage {
+        let (right, generation) = try currentRight()
+        let replyPort = ReceiveRight()
+        let registered = state.withLock { state -> Result<UInt64, XPCRichError> in
+            if let cancelled = state.cancelled { return .failure(cancelled) }
+            state.nextCall &+= 1
+            state.pending[state.nextCall] = replyPort.makeSendRight()
+            return .success(state.nextCall)
+        }
+        let call = try registered.get()
+        defer { _ = state.withLock { $0.pending.removeValue(forKey: call) } }
+        request.setReplyRight(replyPort.makeSendOnceRight())
+        do {
+            try right.send(request)
+        } catch {
+            interrupted(generation: generation)
+            throw XPCRichError(.connectionInterrupted, "\(service) is gone: \(error.code)")
+        }
+        let reply: Message
+        do {
+            reply = try replyPort.receive()
+        } catch {
+            throw XPCRichError(.connectionInterrupted, "the reply port failed: \(error.code)")
+        }
+        if reply.id == XPCWire.wake, reply.notification == nil,
+           reply.trailer.sender.pid == ProcessIdentity.current.pid {
+            let cancelled = state.withLock { $0.cancelled }
+            throw cancelled ?? XPCRichError(.connectionInterrupted, "\(service) died with the call pending")
+        }
+        if reply.notification != nil { interrupted(generation: generation) }
+        try check(reply)
+        guard reply.id == XPCWire.reply else {
+            throw XPCRichError(.protocolViolation, "unexpected answer \(reply.id) to a request")
+        }
+        return XPCReceivedMessage(reply)
+    }
+
+    /// The service died: forget its right (the next call looks the name up
+    /// again) and fail every pending call of that connection.
+    private func interrupted(generation: UInt64) {
+        let pending = state.withLock { state -> [SendRight] in
+            guard state.generation == generation, state.right != nil else { return [] }
+            state.right = nil
+            return Array(state.pending.values)
+        }
+        for wake in pending { try? wake.send(Message(id: XPCWire.wake), timeout: .zero) }
+    }
+
+    /// A dead-name notification about `name`, from the monitor's thread.
+    private func interrupted(ifRightIs name: PortName) {
+        let generation = state.withLock { state -> UInt64? in
+            state.right?.name == name ? state.generation : nil
+        }
+        if let generation { interrupted(generation: generation) }
+    }
+
+    private static func encode(_ value: some Encodable, id: Int32) throws(XPCRichError) -> HarborPorts.Message {
+        do {
+            return try MessageEncoder().encode(value, id: id)
+        } catch {
+            throw XPCRichError(.codingFailed, "\(error)")
+        }
+    }
+
+    /// A peer's `code TAB reason`, as the error it names.
+    static func failure(_ text: String) -> XPCRichError {
+        let parts = text.split(separator: "\t", maxSplits: 1, omittingEmptySubsequences: false)
+        let code = parts.first.flatMap { XPCRichError.Code(rawValue: String($0)) } ?? .protocolViolation
+        return XPCRichError(code, XPCWire.reason(parts.count > 1 ? String(parts[1]) : text))
+    }
+}
+
+/// The session's notification port and the thread that waits on it.
+final class SessionMonitor: Sendable {
+    let port = ReceiveRight()
+    private let wake: SendRight
+
+    init() { wake = port.makeSendRight() }
+
+    /// Reports each dead-name notification until ``stop()``.
+    func run(_ deadName: (PortName) -> Void) {
+        let me = ProcessIdentity.current.pid
+        while let message = try? port.receive() {
+            if case .deadName(let name) = message.notification {
+                deadName(name)
+            } else if message.id == XPCWire.wake, message.trailer.sender.pid == me {
+                return
+            }
+        }
+    }
+
+    /// Ends the thread.
+    func stop() { try? wake.send(Message(id: XPCWire.wake), timeout: .zero) }
+}
+
+/// A request carried to the thread that sends it.
+final class MessageBox: Sendable {
+    private let message: HarborLock<Result<Message, XPCRichError>?>
+
+    init(_ message: consuming Result<Message, XPCRichError>) { self.message = HarborLock(Optional(message)) }
+
+    func take() throws(XPCRichError) -> Message {
+        let taken: Result<Message, XPCRichError>? = message.withLock { $0.take() }
+        switch consume taken {
+        case .none: throw XPCRichError(.noReply, "the request was already sent")
+        case .some(let result): return try result.get()
+        }
+    }
+}

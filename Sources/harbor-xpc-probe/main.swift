@@ -1,0 +1,88 @@
+// harbor-xpc-probe — the XPC tests' other process: a listener, or a client.
+//
+//   harbor-xpc-probe serve NAME [none|same-user|root]   a listener; prints "ready"
+//   harbor-xpc-probe call NAME N                        one sendSync; prints "reply N UID" or "error CODE"
+//
+// harbord is found as BootstrapClient() finds it ($HARBOR_BOOTSTRAP).
+import Glibc
+import HarborSystem
+import HarborXPC
+
+/// What the tests send.
+struct Ask: Codable, Sendable {
+    var op: String
+    var n: Int
+}
+
+/// What the service answers: the number, and who asked (the kernel's word).
+struct Answer: Codable, Sendable {
+    var n: Int
+    var uid: UInt32
+    var pid: Int32
+    var count: Int
+}
+
+/// Messages a "hang" request leaves unanswered, kept so no reply ever comes.
+final class Held: Sendable {
+    let messages = HarborLock<[XPCReceivedMessage]>([])
+}
+
+/// One session's own state: how many messages it has seen.
+final class Counter: Sendable {
+    let value = HarborLock(0)
+    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+}
+
+/// Writes one line to standard output at once (tests wait for it).
+func line(_ text: String) {
+    let bytes = Array((text + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3 else {
+    line("usage: harbor-xpc-probe serve NAME [none|same-user|root] | call NAME N")
+    exit(64)
+}
+switch arguments[1] {
+case "serve":
+    let requirement: XPCPeerRequirement? = switch arguments.count > 3 ? arguments[3] : "none" {
+    case "same-user": .isFromSameUser()
+    case "root": .isRoot()
+    default: nil
+    }
+    let held = Held()
+    let listener: XPCListener
+    do {
+        listener = try XPCListener(service: arguments[2], requirement: requirement) { request in
+            let counter = Counter()
+            return request.accept { message in
+                guard let ask = try? message.decode(as: Ask.self) else { return nil }
+                switch ask.op {
+                case "hang":
+                    held.messages.withLock { $0.append(message) }
+                    return nil
+                case "exit":
+                    exit(0)
+                default:
+                    return Answer(n: ask.n, uid: message.sender.uid, pid: message.sender.pid, count: counter.next())
+                }
+            }
+        }
+    } catch {
+        line("error \(error.code.rawValue) \(error.reason)")
+        exit(1)
+    }
+    line("ready \(listener.service)")
+    while true { pause() }
+case "call":
+    do {
+        let session = try XPCSession(machService: arguments[2])
+        let answer = try session.sendSync(Ask(op: "echo", n: Int(arguments[3]) ?? 0)).decode(as: Answer.self)
+        line("reply \(answer.n) \(answer.uid)")
+    } catch {
+        line("error \(error.code.rawValue) \(error.reason)")
+    }
+default:
+    exit(64)
+}
