@@ -258,7 +258,7 @@ let package = Package(
         // (harbor-seeds) checked against what their articles say.
         .testTarget(
             name: "PortingGuideTests",
-            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborFoundation", "HarborBootstrap", "HarborCoding", "HarborMach", "HarborPorts", "HarborSystemd", "HarborTestSupport", "harbor-seeds"],
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborFoundation", "HarborBootstrap", "HarborCoding", "HarborMach", "HarborPorts", "HarborSystemd", "HarborXPC", "HarborTestSupport", "harbor-seeds"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -8,31 +8,6 @@ import Glibc
 import HarborSystem
 import HarborXPC
 
-/// What the tests send.
-struct Ask: Codable, Sendable {
-    var op: String
-    var n: Int
-}
-
-/// What the service answers: the number, and who asked (the kernel's word).
-struct Answer: Codable, Sendable {
-    var n: Int
-    var uid: UInt32
-    var pid: Int32
-    var count: Int
-}
-
-/// Messages a "hang" request leaves unanswered, kept so no reply ever comes.
-final class Held: Sendable {
-    let messages = HarborLock<[XPCReceivedMessage]>([])
-}
-
-/// One session's own state: how many messages it has seen.
-final class Counter: Sendable {
-    let value = HarborLock(0)
-    func next() -> Int { value.withLock { $0 += 1; return $0 } }
-}
-
 /// Writes one line to standard output at once (tests wait for it).
 func line(_ text: String) {
     let bytes = Array((text + "\n").utf8)

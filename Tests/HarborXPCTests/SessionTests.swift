@@ -1,9 +1,9 @@
-// HarborXPC tests — sessions, listeners, requirements, death (X01–X07).
+// HarborXPC tests — sessions, listeners, requirements, death, shares (X01–X08).
 import Glibc
 import HarborBootstrap
 import HarborSystem
 import HarborTestSupport
-import HarborXPC
+@testable import HarborXPC
 import Testing
 
 extension XPCTests {
@@ -183,6 +183,34 @@ extension XPCTests {
             let session = try XPCSession(machService: "com.example.x07", bootstrap: bootstrap)
             #expect(xpcCode { _ = try session.sendSync(Ask(op: "echo", n: 0)) } == .noReply)
             session.cancel(reason: "done")
+            listener.cancel()
+        }
+
+        /// X08: each session costs the listener a port and a thread until its
+        /// client lets it go, so one uid holds at most its share of a
+        /// listener's sessions: past it a new one is rejected with a typed
+        /// error, and a session let go makes room again.
+        @Test func X08_aUidHoldsAtMostItsShareOfAListenersSessions() throws {
+            let harbord = PrivateHarbord()
+            let bootstrap = try harbord.client()
+            let listener = try XPCListener(service: "com.example.x08", bootstrap: bootstrap) { request in
+                request.accept { _ in nil }
+            }
+            var sessions: [XPCSession] = []
+            for _ in 0..<SessionShares.perUid {
+                sessions.append(try XPCSession(machService: "com.example.x08", bootstrap: bootstrap))
+            }
+            #expect(xpcCode { _ = try XPCSession(machService: "com.example.x08", bootstrap: bootstrap) } == .sessionRejected)
+            sessions.removeLast().cancel(reason: "room")
+            // The listener hears the session go (its port's no-senders) on its own thread.
+            var opened: XPCSession?
+            for _ in 0..<200 where opened == nil {
+                opened = try? XPCSession(machService: "com.example.x08", bootstrap: bootstrap)
+                if opened == nil { usleep(20_000) }
+            }
+            #expect(opened != nil, "a session let go makes room for another")
+            opened?.cancel(reason: "done")
+            for session in sessions { session.cancel(reason: "done") }
             listener.cancel()
         }
     }

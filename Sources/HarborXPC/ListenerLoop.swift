@@ -1,0 +1,70 @@
+// Harbor — ListenerLoop: a piece of an XPC listener (XPCListener.swift).
+import HarborBootstrap
+import HarborPorts
+import HarborSystem
+
+/// The listener's thread: session requests, one at a time.
+struct ListenerLoop: Sendable {
+    let port: Listening
+    let requirement: XPCPeerRequirement?
+    let handler: @Sendable (XPCListener.IncomingSessionRequest) -> XPCListener.IncomingSessionRequest.Decision
+    let adopt: @Sendable (PortName, SessionWake) -> Bool
+    let ended: @Sendable (PortName) -> Void
+    /// Sessions held per uid (SessionShares.swift).
+    let shares = SessionShares()
+
+    func run() {
+        let me = ProcessIdentity.current.pid
+        while true {
+            guard var message = try? port.port.receive() else { return }
+            if message.id == XPCWire.wake, message.trailer.sender.pid == me, message.notification == nil { return }
+            guard message.id == XPCWire.connect, message.hasReplyRight, message.notification == nil else { continue }
+            let peer = message.trailer.sender
+            if let requirement, !requirement.isSatisfied(by: peer) {
+                try? message.reply(Message(
+                    id: XPCWire.failure,
+                    text: "\(XPCRichError.Code.peerRequirementNotMet.rawValue)\t\(peer) does not meet the requirement \(requirement)"),
+                    timeout: .zero)
+                continue
+            }
+            let uid = UInt32(peer.uid)
+            guard shares.take(for: uid) else {
+                let reason = "uid \(uid) holds \(SessionShares.perUid) sessions of this listener, or the listener "
+                    + "\(SessionShares.total)"
+                try? message.reply(Message(id: XPCWire.rejected, text: XPCWire.reason(reason)), timeout: .zero)
+                continue
+            }
+            switch handler(XPCListener.IncomingSessionRequest(peer: peer)).kind {
+            case .reject(let reason):
+                shares.give(for: uid)
+                try? message.reply(Message(id: XPCWire.rejected, text: XPCWire.reason(reason)), timeout: .zero)
+            case .accept(let messageHandler, let cancellation):
+                let session = XPCListenerSession(peer: peer, requirement: requirement,
+                                                 handler: messageHandler, cancellation: cancellation)
+                // A send-once right wakes the session at cancel(): it does
+                // not count as a sender, so the client's right stays the
+                // only one and its going is the session's no-senders.
+                let name = session.port.name
+                guard adopt(name, SessionWake(session.port.makeSendOnceRight())) else {
+                    shares.give(for: uid)
+                    return
+                }
+                var accepted = Message(id: XPCWire.accepted)
+                accepted.attach(session.port.makeSendRight())
+                do {
+                    try message.reply(accepted, timeout: .zero)
+                } catch {
+                    ended(name)
+                    shares.give(for: uid)
+                    continue  // the client is gone; the session's port dies with it
+                }
+                let ended = self.ended, shares = self.shares
+                guard (try? SystemThread.spawn({ session.serve(); ended(name); shares.give(for: uid) }).detach()) != nil else {
+                    ended(name)
+                    shares.give(for: uid)
+                    continue
+                }
+            }
+        }
+    }
+}

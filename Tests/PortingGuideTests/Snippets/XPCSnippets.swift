@@ -1,0 +1,59 @@
+// Harbor — the Swift that Docs/XPC.md and HarborXPC's DocC catalog show,
+// compiled (not run: the behaviour is HarborXPCTests').
+// snippet: xpc-overview
+import HarborXPC
+// end snippet
+// snippet: xpc-docc-overview
+import HarborXPC
+// end snippet
+
+extension GuideSnippetSources {
+    struct Tick: Codable {}
+    struct Ask: Codable { var offset: Int }
+    struct Now: Codable { var seconds: Int }
+
+    static func xpcOverview() async throws {
+        // snippet: xpc-overview
+
+        let listener = try XPCListener(service: "com.example.clock",
+                                       requirement: .isFromSameUser()) { request in
+            request.accept { message in
+                guard let ask = try? message.decode(as: Ask.self) else { return nil }
+                return Now(seconds: 42 + ask.offset)        // the reply
+            }
+        }
+
+        let session = try XPCSession(machService: "com.example.clock")
+        try session.send(Tick())                                          // one-way
+        let now = try session.sendSync(Ask(offset: 1)).decode(as: Now.self)
+        session.send(Ask(offset: 2)) { (result: Result<Now, any Error>) in print(result) }
+        let later: Now = try await session.send(Ask(offset: 3))
+        session.cancel(reason: "done")
+        // end snippet
+        _ = (listener, now, later)
+    }
+
+    static func xpcDoccOverview() async throws {
+        // snippet: xpc-docc-overview
+
+        struct Ask: Codable { var offset: Int }
+        struct Now: Codable { var seconds: Int }
+
+        // The service.
+        let listener = try XPCListener(service: "com.example.clock",
+                                       requirement: .isFromSameUser()) { request in
+            request.accept { message in
+                guard let ask = try? message.decode(as: Ask.self) else { return nil }
+                return Now(seconds: 42 + ask.offset)
+            }
+        }
+
+        // A client.
+        let session = try XPCSession(machService: "com.example.clock")
+        let now = try session.sendSync(Ask(offset: 1)).decode(as: Now.self)
+        let later: Now = try await session.send(Ask(offset: 2))
+        session.cancel(reason: "done")
+        // end snippet
+        _ = (listener, now, later)
+    }
+}
