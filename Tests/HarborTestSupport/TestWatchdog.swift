@@ -43,8 +43,10 @@ public final class TestWatchdog: Sendable {
         (readSmallFile("/proc/self/cmdline") ?? "").split(separator: "\0").contains("--no-parallel")
     }()
 
-    /// The work being watched, by number.
-    private let watched = Mutex<[Int: WatchedWork]>([:])
+    /// The work being watched, by number. A `HarborLock` (a pthread mutex),
+    /// not `Synchronization.Mutex`, whose futex ThreadSanitizer cannot see:
+    /// under it every access through the lock read as a race.
+    private let watched = HarborLock<[Int: WatchedWork]>([:])
     private let nextNumber = Atomic<Int>(0)
 
     private init() {
