@@ -8,7 +8,11 @@ final class BodyEncoder: Encoder, SingleValueEncodingContainer {
     /// The encoder of the value this one's value is in, and its key there:
     /// the coding path, made only when asked for (an error, a value that
     /// reads it), not an array per field.
-    private let parent: BodyEncoder?
+    /// Weak: a parent holds what its children write (a `superEncoder`'s
+    /// child sits in the parent's container as `.deferred`), so a strong
+    /// reference back would be a cycle, and every encoder of a subclass
+    /// leaked (LeakSanitizer). Only the coding path reads it.
+    private weak var parent: BodyEncoder?
     private let key: (any CodingKey)?
     /// How many keys deep the value is.
     let depth: Int
