@@ -92,4 +92,34 @@ struct PhantomSlotTests {
             _ = waiting
         }
     }
+
+    /// Slots other processes left taken with no message (a sender killed
+    /// between taking its slot and sending, a grant its waiter never used,
+    /// a counter written "full") do not refuse a send from the receiving
+    /// process while its own queue has room; room written into the counter
+    /// does not let one past the limit. The receiver's own count decides.
+    @Test func P12_aSendFromTheReceivingProcessGoesByItsOwnCount() throws {
+        try expectNoDescriptorLeak {
+            let raw = try RawConnection()
+            try raw.port.setQueueLimit(1)
+            let slots = try raw.port.core.ensureTransport().slots
+            let sender = raw.port.makeSendRight()
+            // A sender took the only slot and died before sending.
+            #expect(slots.tryAcquire())
+            #expect(throws: Never.self) { try sender.send(Message(id: 1, text: "local"), timeout: .zero) }
+            // The queue is full by the port's own count now.
+            #expect(throws: PortError.self) { try sender.send(Message(id: 2, text: "over"), timeout: .zero) }
+            #expect(try raw.port.receive(timeout: .seconds(5)).id == 1)
+            // A counter written "full".
+            slots.counter.repair(free: -1000)
+            #expect(throws: Never.self) { try sender.send(Message(id: 3, text: "local"), timeout: .zero) }
+            #expect(try raw.port.receive(timeout: .seconds(5)).id == 3)
+            // A counter written "room": still one message at a time.
+            slots.counter.repair(free: 1000)
+            #expect(throws: Never.self) { try sender.send(Message(id: 4, text: "local"), timeout: .zero) }
+            #expect(throws: PortError.self) { try sender.send(Message(id: 5, text: "over"), timeout: .zero) }
+            #expect(raw.port.status.queuedMessages == 1, "the queue stayed within its limit")
+            #expect(try raw.port.receive(timeout: .seconds(5)).id == 4)
+        }
+    }
 }
