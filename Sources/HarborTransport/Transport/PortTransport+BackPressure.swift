@@ -23,6 +23,10 @@
 //   and grants the waiters a slot each through their eventfds, which no
 //   other sender can write. A scribbler then stalls only itself: honest
 //   senders wait a few milliseconds at worst, and send.
+// - Sends from the receiving process never read the counter to decide:
+//   they go by the port's own count (HarborPorts' PortCore+Admission.swift),
+//   since slots taken that no message holds (a sender killed before its
+//   packet left, a grant never used) look like messages in flight here.
 import HarborSystem
 import HarborPorts
 
