@@ -40,11 +40,6 @@ public struct BootstrapQuotas: Sendable, Hashable {
     /// uid's message is refused there only over its own 128 (or its
     /// ``pendingPerUser``), or when eight uids hold 128 each.
     public static let pendingPerNamePerUser = pendingPerName / 8
-    /// Slots a checked-in port's queue limit leaves over the messages that
-    /// waited, for those its shared slot counter may show taken with no
-    /// message holding them (the counter is a hint), so that no message
-    /// that waited is refused when it is put back.
-    static let checkInHeadroom = 8
 }
 
 /// Descriptors: the process's limit and what the server keeps for itself

@@ -226,14 +226,11 @@ extension BootstrapServer {
             pending.append(PendingMessage(late, uid: uid, descriptors: 0))
         }
         guard !pending.isEmpty || port.status.sendRights > 1 || port.status.queuedMessages > 0 else { return nil }
-        // A relay is a local send, which takes a slot of the port's shared
-        // counter. That counter is a hint (senders in other processes write
-        // it), and after a flood with senders waiting it can show a slot
-        // taken that no message holds, though the port's own queue has
-        // room; a relay refused for it would lose its message. So the limit
-        // leaves ``BootstrapQuotas/checkInHeadroom`` slots over the messages
-        // that waited.
-        let limit = min(PortStateMachine.maximumQueueLimit, max(5, pending.count) + BootstrapQuotas.checkInHeadroom)
+        // A relay is a local send, admitted by the port's own count (not by
+        // its shared slot counter, which senders in other processes write:
+        // HarborPorts' PortCore+Admission.swift), so a limit that holds the
+        // messages that waited takes every one of them.
+        let limit = min(BootstrapQuotas.pendingPerName, max(5, pending.count))
         do { try port.setQueueLimit(limit) } catch {}
         for item in pending {
             guard let message = item.message.take() else { continue }

@@ -105,11 +105,27 @@ extension PortCore {
 }
 
 extension PortCore.Guarded {
-    /// Queues a message from this process, taking a shared slot once the
-    /// port has senders in other processes.
+    /// Queues a message from this process, by the port's own count, taking
+    /// a shared slot once the port has senders in other processes.
     package mutating func enqueueLocally(_ content: MessageContent) -> PortStateMachine.EnqueueOutcome {
         if let slotCounter, content.countsAgainstLimit, !machine.isDead {
-            guard slotCounter.tryAcquire() else { return .full }
+            // The port's own count decides here too, as it does for what
+            // arrives from other processes (P12): the shared counter is a
+            // hint every sender writes, and it can show slots taken that no
+            // message holds (a sender killed between taking its slot and
+            // sending, a grant its waiter never used, a counter written
+            // "full"), which this process cannot tell from a message in
+            // flight. Trusting it refused this process's own sends while
+            // the queue had room (harbord's relays at check-in, "at its
+            // queue limit"), and room written there let them past the limit.
+            // Parked messages count: they take the next slots that free.
+            guard machine.countedMessages + ledger.parked.count < machine.queueLimit else { return .full }
+            // The slot is taken in the counter all the same, past what it
+            // shows if need be (no more than that: the usual case is the one
+            // compare-and-swap it was), so senders elsewhere see the room go.
+            // If it was a message in flight, that one finds the queue full
+            // when it arrives and parks, never refused, the limit kept.
+            if !slotCounter.tryAcquire() { slotCounter.release(-1) }
             return machine.enqueue(content, slotReserved: true)
         }
         return machine.enqueue(content)

@@ -8,8 +8,11 @@
 // hang-up; the receiver signals registered waiters when it frees a slot.
 //
 // The counter is a hint, not the truth (P12): every sender maps it writable,
-// so any of them can write anything there. The receiver keeps the truth
-// privately (its queue and its limit) and repairs the counter from it:
+// so any of them can write anything there, and it can show slots taken that
+// no message holds (a sender killed between its slot and its packet, a grant
+// never used). The receiver keeps the truth privately (its queue and its
+// limit), admits its own process's sends by it (PortCore+Admission.swift's
+// `enqueueLocally`), and repairs the counter from it:
 // down whenever a counted message arrives at a full queue, up when senders
 // have waited while the receiver had room (then it also grants each waiter
 // a slot through its eventfd, which no other sender can write). A message

@@ -23,6 +23,10 @@
 //   and grants the waiters a slot each through their eventfds, which no
 //   other sender can write. A scribbler then stalls only itself: honest
 //   senders wait a few milliseconds at worst, and send.
+// - Sends from the receiving process never read the counter to decide:
+//   they go by the port's own count (HarborPorts' PortCore+Admission.swift),
+//   since slots taken that no message holds (a sender killed before its
+//   packet left, a grant never used) look like messages in flight here.
 import HarborSystem
 import HarborPorts
 
@@ -96,14 +100,28 @@ extension PortTransport {
                 return ([], Array(table.waiters.values))
             }
             table.backPressure.grants.removeAll { now - $0 > Self.grantLifetime }
-            let room = limit - queued - parked - table.backPressure.grants.count
+            // The room by the receiver's own count with nothing in flight:
+            // the most the counter may show, so lowering it to that is
+            // always safe. Grants given lately are not taken off it. A
+            // granted message that arrived is in `queued` already (or was
+            // received), and one still on its way is in flight like any
+            // other, which the receiver cannot see and the counter leaves
+            // alone. Taking them off too counted an arrived one twice: each
+            // look in the grant's 50 ms lowered the counter by one more than
+            // the truth, a slot taken by no message that outlived the grant
+            // and refused the receiver's own sends
+            // (PhantomSlotTests.P12_aGrantWhoseMessageArrivedLeavesNoSlotTaken).
+            let room = limit - queued - parked
             counter.clamp(atMost: Int32(clamping: room))
             if counter.free > 0 {
                 table.backPressure.suspectSince = nil
                 defer { table.waiters.removeAll() }
                 return (Array(table.waiters.values), [])
             }
-            guard room > 0 else {
+            // Grants given lately whose messages may still be on their way
+            // take from what may be granted now: never more grants than room.
+            let grantable = room - table.backPressure.grants.count
+            guard grantable > 0 else {
                 table.backPressure.suspectSince = nil
                 return ([], [])
             }
@@ -114,12 +132,18 @@ extension PortTransport {
             // The gap lasted: believe the receiver's count.
             table.backPressure.suspectSince = nil
             var granted: [SharedDescriptor] = []
-            while granted.count < room, let (token, waiter) = table.waiters.first {
+            while granted.count < grantable, let (token, waiter) = table.waiters.first {
                 table.waiters[token] = nil
                 granted.append(waiter)
                 table.backPressure.grants.append(now)
             }
             // Waiters beyond the room stay registered for the next freed slot.
+            // The counter shows the room less the slots just granted (each
+            // granted sender sends without taking one). Earlier grants still
+            // on their way are not taken off, as above: if they are, the
+            // counter overstates the room for a moment and a message that
+            // finds the queue full parks, where an understated room would
+            // stay until the next grant.
             counter.repair(free: Int32(clamping: room - granted.count))
             return ([], granted)
         }
