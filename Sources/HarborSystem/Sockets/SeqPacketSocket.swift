@@ -3,6 +3,7 @@ import CHarborLinux
 import Glibc
 
 /// What one `recvmsg` on a SEQPACKET socket produced.
+@usableFromInline
 package struct ReceivedPacket {
     /// Bytes of the packet in the caller's buffer; 0 with `isEndOfFile` means
     /// every peer has closed.
@@ -37,6 +38,7 @@ package struct ReceivedPacket {
 
 /// Thin, typed calls on SEQPACKET sockets. Every socket is created
 /// `SOCK_CLOEXEC | SOCK_NONBLOCK`; every receive passes `MSG_CMSG_CLOEXEC`.
+@usableFromInline
 package enum SeqPacketSocket {
     /// The most descriptors one packet carries (the kernel's SCM_MAX_FD is 253).
     package static let maximumDescriptors = 253
@@ -223,6 +225,7 @@ package enum SeqPacketSocket {
                 let payload = Int(current.pointee.cmsg_len) - Int(charbor_CMSG_LEN(0))
                 if current.pointee.cmsg_level == SOL_SOCKET {
                     if current.pointee.cmsg_type == Int32(charbor_SCM_RIGHTS) {
+                        descriptors.reserveCapacity(descriptors.count + max(0, payload / 4))
                         for index in 0..<max(0, payload / 4) {
                             descriptors.append(data.loadUnaligned(fromByteOffset: index * 4, as: CInt.self))
                         }
