@@ -93,7 +93,7 @@ package struct WireEncoder {
         // of their exact size (one allocation, no growth, no per-field
         // append); the header last, once the nested section's size is known.
         let entriesEnd = WireFormat.headerSize + exported.count * WireFormat.entrySize
-        var head = [UInt8](repeating: 0, count: entriesEnd)
+        var head = Self.zeroedBuffer(count: entriesEnd)
         var nested = ByteWriter()
         var offset = WireFormat.headerSize
         for right in exported {
@@ -131,6 +131,22 @@ package struct WireEncoder {
         head.withUnsafeMutableBytes { header.encode(into: $0) }
         return (head, nested.bytes)
     }
+
+    /// Zeros from a static page, appended after reserving exact room: the
+    /// specialised growth path (`Array(repeating:count:)` reaches the
+    /// generic allocation, which looks the storage type up at run time,
+    /// about 450 instructions more).
+    private static func zeroedBuffer(count: Int) -> [UInt8] {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(count)
+        while buffer.count < count {
+            let chunk = min(count - buffer.count, zeroPage.count)
+            zeroPage.withUnsafeBytes { buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<chunk])) }
+        }
+        return buffer
+    }
+
+    private static let zeroPage = [UInt8](repeating: 0, count: 1024)
 
     private mutating func encodeTransfer(_ transfer: ExportedTransfer, into writer: inout ByteWriter) throws(PortError) {
         writer.append(UInt32(transfer.queueLimit))
