@@ -86,10 +86,18 @@ package enum PortRegistry {
         }
         let entry = Entry(core: core, slots: slots, creator: creator)
         withEntries { table, alive in
-            // In place: a list read out of the table and written back is copied.
-            table[core.identity, default: []].removeAll { $0.isGone(or: core, keeping: &alive) }
-            table[core.identity, default: []].append(entry)
+            // One access to the list in place (one hash; a list read out of
+            // the table and written back is copied).
+            Self.replace(core, with: entry, in: &table[core.identity, default: []], keeping: &alive)
         }
+    }
+
+    /// `list` without its records of ports gone or of `core`, then with `entry`.
+    private static func replace(
+        _ core: PortCore, with entry: Entry, in list: inout [Entry], keeping alive: inout [PortCore]
+    ) {
+        if !list.isEmpty { list.removeAll { $0.isGone(or: core, keeping: &alive) } }
+        list.append(entry)
     }
 
     /// What this process knows of a send right's port, from the facts its

@@ -136,18 +136,32 @@ package final class RemoteRoute: Sendable {
             try result.get()
             return
         }
-        let raw = descriptors.map(\.rawValue)
         let result = packet.head.withUnsafeBytes { headBytes in
             body.withUnsafeBytes { bodyBytes in
                 packet.tail.withUnsafeBytes { tailBytes in
                     Result { () throws(PortError) in
-                        try sendPacket([headBytes, bodyBytes, tailBytes], descriptors: raw, deadline: deadline)
+                        try sendEncoded(headBytes, bodyBytes, tailBytes, descriptors: descriptors, deadline: deadline)
                     }
                 }
             }
         }
         withExtendedLifetime(descriptors) {}
         try result.get()
+    }
+
+    /// `sendPacket` for an encoded message's three parts: no arrays.
+    private func sendEncoded(
+        _ head: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer, _ tail: UnsafeRawBufferPointer,
+        descriptors: [SharedDescriptor], deadline: WaitDeadline
+    ) throws(PortError) {
+        while true {
+            do {
+                if try SeqPacketSocket.send(socket.rawValue, head, body, tail, descriptors: descriptors) { return }
+            } catch {
+                throw Self.sendError(error)
+            }
+            try waitForRoom(deadline: deadline)
+        }
     }
 
     /// One `sendmsg`, waiting for socket room (never for long: the slot is
