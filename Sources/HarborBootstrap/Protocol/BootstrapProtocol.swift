@@ -45,23 +45,32 @@ package enum BootstrapName {
 
     /// Whether `name` is a valid service name: 1–128 bytes of `A–Z a–z 0–9 . _ - : @`.
     package static func isValid(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
+        var name = name
+        // A native string's UTF-8 in place: no copy into an array.
+        return name.withUTF8 { isValid(bytes: $0) }
+    }
+
+    /// Whether `bytes` are a valid service name (so also ASCII, valid UTF-8).
+    private static func isValid(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !bytes.isEmpty, bytes.count <= maximumLength else { return false }
-        return bytes.allSatisfy { byte in
+        for byte in bytes {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                  UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
                  UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: "@"):
-                true
+                continue
             default:
-                false
+                return false
             }
         }
+        return true
     }
 
-    /// The name in a request body, or nil if it is not valid UTF-8 or not a valid name.
+    /// The name in a request body, or nil if it is not a valid name. The
+    /// bytes are checked before a string is made of them: a valid name is
+    /// ASCII, so no UTF-8 validation of a hostile body is needed first.
     package static func decode(_ body: [UInt8]) -> String? {
-        guard let name = String(validating: body, as: UTF8.self), isValid(name) else { return nil }
-        return name
+        guard body.withUnsafeBufferPointer({ isValid(bytes: $0) }) else { return nil }
+        return String(decoding: body, as: UTF8.self)
     }
 }

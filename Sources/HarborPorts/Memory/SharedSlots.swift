@@ -33,6 +33,7 @@
 import Glibc  // constants only: EINVAL
 import HarborSystem
 
+@usableFromInline
 package final class SharedSlots: @unchecked Sendable {
     // @unchecked: the mapping and the private words are only touched through
     // AtomicWords (C11 atomics); `memory`, `local` and `descriptor` are

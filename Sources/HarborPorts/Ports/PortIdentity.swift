@@ -86,29 +86,63 @@ package enum PortRegistry {
         }
         let entry = Entry(core: core, slots: slots, creator: creator)
         withEntries { table, alive in
-            var list = table[core.identity, default: []]
-            list.removeAll { $0.isGone(or: core, keeping: &alive) }
-            list.append(entry)
-            table[core.identity] = list
+            // One access to the list in place (one hash; a list read out of
+            // the table and written back is copied).
+            Self.replace(core, with: entry, in: &table[core.identity, default: []], keeping: &alive)
         }
     }
 
-    /// The port a send right with these proven facts stands for, if this
-    /// process knows it: the receiving port itself when the right carries
-    /// its slot counter, or a proxy holding the same counter through a
-    /// connection made by the same process.
-    package static func port(
-        _ identity: PortIdentity, slots: FileKey, creator: Int32
-    ) -> PortCore? {
-        let live = cores(identity) { $0.slots == slots && ($0.creator == nil || $0.creator == creator) }
-        return live.first { $0.isReceivingHere } ?? live.first
+    /// `list` without its records of ports gone or of `core`, then with `entry`.
+    private static func replace(
+        _ core: PortCore, with entry: Entry, in list: inout [Entry], keeping alive: inout [PortCore]
+    ) {
+        if !list.isEmpty { list.removeAll { $0.isGone(or: core, keeping: &alive) } }
+        list.append(entry)
     }
 
-    /// Whether a live port or proxy stands for `identity` here with a slot
-    /// counter other than `slots`, and none with `slots`.
-    package static func isKnown(_ identity: PortIdentity, withOtherSlotsThan slots: FileKey) -> Bool {
-        let known = cores(identity) { _ in true }
-        return !known.isEmpty && cores(identity, where: { $0.slots == slots }).isEmpty
+    /// What this process knows of a send right's port, from the facts its
+    /// descriptors prove, in one look at the table: `port`, the port it
+    /// stands for (the receiving port itself when the right carries its slot
+    /// counter, or a proxy holding the same counter through a connection
+    /// made by the same process); `isForged`, whether live ports or proxies
+    /// stand for `identity` here, none of them with `slots` (a right naming
+    /// a known port without its counter).
+    package static func lookUp(
+        _ identity: PortIdentity, slots: FileKey, creator: Int32
+    ) -> (port: PortCore?, isForged: Bool) {
+        // No array in the common case (one record, matching): the first
+        // match is held in `first`; every other port read under the lock
+        // is kept in `others` until after it (see `withEntries`).
+        var first: PortCore?
+        var matches: [PortCore] = []  // only when more than one matches
+        var others: [PortCore] = []
+        var isForged = false
+        entries.withLockedValue { table in
+            guard let index = table.index(forKey: identity) else { return }
+            var anyLive = false, withSlots = false
+            for entry in table.values[index] {
+                guard let core = entry.core else { continue }
+                anyLive = true
+                if entry.slots == slots {
+                    withSlots = true
+                    if entry.creator == nil || entry.creator == creator {
+                        if let earlier = first {
+                            if matches.isEmpty { matches.append(earlier) }
+                            matches.append(core)
+                        } else {
+                            first = core
+                        }
+                        continue
+                    }
+                }
+                others.append(core)
+            }
+            isForged = anyLive && !withSlots
+        }
+        withExtendedLifetime(others) {}
+        // Outside the table's lock (the port's state has a lock of its own).
+        let port = matches.isEmpty ? first : matches.first { $0.isReceivingHere } ?? matches.first
+        return (port, isForged)
     }
 
     /// Every live object standing for `identity`, whatever its descriptors.
@@ -119,9 +153,10 @@ package enum PortRegistry {
     /// Drops the records of ports that are gone (called as one goes).
     package static func prune(_ identity: PortIdentity) {
         withEntries { table, alive in
-            guard var list = table[identity] else { return }
-            list.removeAll { $0.isGone(or: nil, keeping: &alive) }
-            table[identity] = list.isEmpty ? nil : list
+            guard let index = table.index(forKey: identity) else { return }
+            // In place: a list read out of the table and written back is copied.
+            table.values[index].removeAll { $0.isGone(or: nil, keeping: &alive) }
+            if table.values[index].isEmpty { table.remove(at: index) }
         }
     }
 

@@ -35,36 +35,37 @@ package final class SharedDescriptor: Sendable {
 ///
 /// **Thread safety:** confined to the decoding thread.
 package final class ArrivedDescriptors {
+    /// The numbers as they arrived; a claimed one is replaced by -1 (the
+    /// kernel never hands out a negative descriptor), so one array does.
     private var numbers: [CInt]
-    private var claimed: [Bool]
 
     package init(_ numbers: [CInt]) {
         self.numbers = numbers
-        self.claimed = Array(repeating: false, count: numbers.count)
     }
 
     package var count: Int { numbers.count }
 
     /// Whether descriptor `index` has been claimed.
-    package func isClaimed(_ index: Int) -> Bool { claimed[index] }
+    package func isClaimed(_ index: Int) -> Bool { numbers[index] < 0 }
 
     /// Takes ownership of descriptor `index`; nil if out of range or taken.
     package func claim(_ index: Int) -> SharedDescriptor? {
-        guard numbers.indices.contains(index), !claimed[index] else { return nil }
-        claimed[index] = true
-        return SharedDescriptor(taking: numbers[index])
+        guard numbers.indices.contains(index), numbers[index] >= 0 else { return nil }
+        let fd = numbers[index]
+        numbers[index] = -1
+        return SharedDescriptor(taking: fd)
     }
 
     /// The raw number of descriptor `index`, without claiming it.
     package func peek(_ index: Int) -> CInt? {
-        guard numbers.indices.contains(index), !claimed[index] else { return nil }
+        guard numbers.indices.contains(index), numbers[index] >= 0 else { return nil }
         return numbers[index]
     }
 
     /// How many were never claimed.
-    package var unclaimedCount: Int { claimed.lazy.filter { !$0 }.count }
+    package var unclaimedCount: Int { numbers.lazy.filter { $0 >= 0 }.count }
 
     deinit {
-        for (index, fd) in numbers.enumerated() where !claimed[index] { _ = Glibc.close(fd) }
+        for fd in numbers where fd >= 0 { _ = Glibc.close(fd) }
     }
 }

@@ -3,6 +3,7 @@ import CHarborLinux
 import Glibc
 
 /// What one `recvmsg` on a SEQPACKET socket produced.
+@usableFromInline
 package struct ReceivedPacket {
     /// Bytes of the packet in the caller's buffer; 0 with `isEndOfFile` means
     /// every peer has closed.
@@ -37,6 +38,7 @@ package struct ReceivedPacket {
 
 /// Thin, typed calls on SEQPACKET sockets. Every socket is created
 /// `SOCK_CLOEXEC | SOCK_NONBLOCK`; every receive passes `MSG_CMSG_CLOEXEC`.
+@usableFromInline
 package enum SeqPacketSocket {
     /// The most descriptors one packet carries (the kernel's SCM_MAX_FD is 253).
     package static let maximumDescriptors = 253
@@ -85,6 +87,45 @@ package enum SeqPacketSocket {
                     let data = UnsafeMutableRawPointer(charbor_CMSG_DATA(header)!)
                     for (index, descriptor) in descriptors.enumerated() {
                         data.storeBytes(of: descriptor, toByteOffset: index * 4, as: CInt.self)
+                    }
+                }
+                let sent = try systemCallOrWouldBlock("sendmsg") {
+                    sendmsg(fd, &message, Int32(charbor_MSG_NOSIGNAL | charbor_MSG_DONTWAIT))
+                }
+                return sent != nil
+            }
+        }
+    }
+
+    /// Sends one packet of `head`, `body` and `tail` with `descriptors` in
+    /// SCM_RIGHTS: the encoded message's path, with no arrays made (the
+    /// iovecs in a tuple, the numbers read straight from the objects).
+    /// Same results as `send(_:parts:descriptors:)`.
+    package static func send(
+        _ fd: CInt, _ head: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer, _ tail: UnsafeRawBufferPointer,
+        descriptors: [SharedDescriptor]
+    ) throws(SystemError) -> Bool {
+        var vectors = (iovec(iov_base: UnsafeMutableRawPointer(mutating: head.baseAddress), iov_len: head.count),
+                       iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress), iov_len: body.count),
+                       iovec(iov_base: UnsafeMutableRawPointer(mutating: tail.baseAddress), iov_len: tail.count))
+        let controlLength = descriptors.isEmpty ? 0 : charbor_CMSG_SPACE(descriptors.count * 4)
+        return try withUnsafeTemporaryAllocation(byteCount: max(controlLength, 1), alignment: 8) {
+            control throws(SystemError) -> Bool in
+            control.initializeMemory(as: UInt8.self, repeating: 0)
+            return try withUnsafeMutablePointer(to: &vectors) { tuplePointer throws(SystemError) -> Bool in
+                var message = msghdr()
+                message.msg_iov = UnsafeMutableRawPointer(tuplePointer).assumingMemoryBound(to: iovec.self)
+                message.msg_iovlen = 3
+                if controlLength > 0 {
+                    message.msg_control = control.baseAddress
+                    message.msg_controllen = controlLength
+                    let header = charbor_CMSG_FIRSTHDR(&message)!
+                    header.pointee.cmsg_level = SOL_SOCKET
+                    header.pointee.cmsg_type = Int32(charbor_SCM_RIGHTS)
+                    header.pointee.cmsg_len = charbor_CMSG_LEN(descriptors.count * 4)
+                    let data = UnsafeMutableRawPointer(charbor_CMSG_DATA(header)!)
+                    for (index, descriptor) in descriptors.enumerated() {
+                        data.storeBytes(of: descriptor.rawValue, toByteOffset: index * 4, as: CInt.self)
                     }
                 }
                 let sent = try systemCallOrWouldBlock("sendmsg") {
@@ -223,6 +264,7 @@ package enum SeqPacketSocket {
                 let payload = Int(current.pointee.cmsg_len) - Int(charbor_CMSG_LEN(0))
                 if current.pointee.cmsg_level == SOL_SOCKET {
                     if current.pointee.cmsg_type == Int32(charbor_SCM_RIGHTS) {
+                        descriptors.reserveCapacity(descriptors.count + max(0, payload / 4))
                         for index in 0..<max(0, payload / 4) {
                             descriptors.append(data.loadUnaligned(fromByteOffset: index * 4, as: CInt.self))
                         }

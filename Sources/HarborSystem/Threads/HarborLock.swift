@@ -21,6 +21,7 @@ import Glibc
 /// (ThreadSanitizer reports it as a double lock).
 ///
 /// **Thread safety:** any thread.
+@usableFromInline
 package struct HarborLock<Value: ~Copyable>: ~Copyable {
     @usableFromInline package let mutex: UnsafeMutablePointer<pthread_mutex_t>
     @usableFromInline package let value: UnsafeMutablePointer<Value>

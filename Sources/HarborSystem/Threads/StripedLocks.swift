@@ -16,6 +16,7 @@ import Glibc
 /// every access).
 /// **Thread safety:** any thread. Not recursive: a body must not take a
 /// stripe again.
+@usableFromInline
 package enum StripedLocks {
     /// Stripes in the table; an index is taken modulo this.
     package static var count: Int { Int(CHARBOR_LOCK_STRIPES) }

@@ -25,7 +25,8 @@ extension PortCore {
         } catch {
             throw WireRejection(.badDescriptor, "send right: \(error)")
         }
-        if let existing = PortRegistry.port(identity, slots: slotsFile, creator: creator.pid) {
+        let known = PortRegistry.lookUp(identity, slots: slotsFile, creator: creator.pid)
+        if let existing = known.port {
             // Already known here, proven by the slot counter it carries: the
             // new descriptors are redundant (never sent through, so their
             // socket's type does not matter); closing them tells the
@@ -37,7 +38,7 @@ extension PortCore {
         }
         // Every right to a port carries that port's one slot counter: a
         // right naming a port known here with another counter is forged.
-        if PortRegistry.isKnown(identity, withOtherSlotsThan: slotsFile) {
+        if known.isForged {
             throw WireRejection(.forgedRight, "a send right naming a known port without its slot counter")
         }
         let counter: SharedSlots

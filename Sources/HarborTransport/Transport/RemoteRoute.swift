@@ -18,12 +18,18 @@ package final class RemoteRoute: Sendable {
     package let slots: SharedSlots?
     /// `slots`' counter, used on every send without touching the object.
     private let counter: SharedSlots.Counter?
-    /// Created on the first wait for a slot, then reused.
-    private let waiter = HarborLock<SharedDescriptor?>(nil)
+    /// What the route learns after it is made, under one lock (one lock
+    /// fewer to make and free with every proxy).
+    private let learned: HarborLock<Learned>
     /// Held for the whole of a fragmented send (never by other sends).
     private let fragmenting = HarborLock<Int>(0)
-    /// The process that made the connection, once asked (``creator()``).
-    private let madeBy: HarborLock<ProcessIdentity?>
+
+    private struct Learned {
+        /// The eventfd of its wait packets: made on the first wait for a slot, then reused.
+        var waiter: SharedDescriptor?
+        /// The process that made the connection, once asked (``creator()``).
+        var madeBy: ProcessIdentity?
+    }
 
     /// - Parameter creator: the process that made `socket`'s connection, if
     ///   the caller already asked the kernel (`SeqPacketSocket.creator`).
@@ -31,16 +37,16 @@ package final class RemoteRoute: Sendable {
         self.socket = socket
         self.slots = slots
         counter = slots?.counter
-        madeBy = HarborLock(creator)
+        learned = HarborLock(Learned(waiter: nil, madeBy: creator))
     }
 
     /// The process that made the connection (`SO_PEERCRED`), asked of the
     /// kernel once: it is fixed when the connection is made, and the socket
     /// of a route never changes, so the answer holds for the route's life.
     package func creator() throws(SystemError) -> ProcessIdentity {
-        if let known = madeBy.withLockedValue({ $0 }) { return known }
+        if let known = learned.withLockedValue({ $0.madeBy }) { return known }
         let asked = try SeqPacketSocket.creator(socket.rawValue)
-        madeBy.withLockedValue { $0 = asked }
+        learned.withLockedValue { $0.madeBy = asked }
         return asked
     }
 
@@ -130,18 +136,32 @@ package final class RemoteRoute: Sendable {
             try result.get()
             return
         }
-        let raw = descriptors.map(\.rawValue)
         let result = packet.head.withUnsafeBytes { headBytes in
             body.withUnsafeBytes { bodyBytes in
                 packet.tail.withUnsafeBytes { tailBytes in
                     Result { () throws(PortError) in
-                        try sendPacket([headBytes, bodyBytes, tailBytes], descriptors: raw, deadline: deadline)
+                        try sendEncoded(headBytes, bodyBytes, tailBytes, descriptors: descriptors, deadline: deadline)
                     }
                 }
             }
         }
         withExtendedLifetime(descriptors) {}
         try result.get()
+    }
+
+    /// `sendPacket` for an encoded message's three parts: no arrays.
+    private func sendEncoded(
+        _ head: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer, _ tail: UnsafeRawBufferPointer,
+        descriptors: [SharedDescriptor], deadline: WaitDeadline
+    ) throws(PortError) {
+        while true {
+            do {
+                if try SeqPacketSocket.send(socket.rawValue, head, body, tail, descriptors: descriptors) { return }
+            } catch {
+                throw Self.sendError(error)
+            }
+            try waitForRoom(deadline: deadline)
+        }
     }
 
     /// One `sendmsg`, waiting for socket room (never for long: the slot is
@@ -246,11 +266,11 @@ package final class RemoteRoute: Sendable {
     }
 
     private func waiterDescriptor() throws(SystemError) -> SharedDescriptor {
-        if let existing = waiter.withLockedValue({ $0 }) { return existing }
+        if let existing = learned.withLockedValue({ $0.waiter }) { return existing }
         let shared = try SharedDescriptor.makeEventDescriptor()
-        return waiter.withLockedValue { current in
-            if let current { return current }
-            current = shared
+        return learned.withLockedValue { learned in
+            if let current = learned.waiter { return current }
+            learned.waiter = shared
             return shared
         }
     }

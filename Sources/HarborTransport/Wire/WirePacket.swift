@@ -61,20 +61,20 @@ extension WirePacket {
     /// Parses a whole packet of `bytes` that arrived with `descriptorCount`
     /// descriptors; every descriptor must be referenced exactly once.
     package static func parse(_ bytes: UnsafeRawBufferPointer, descriptorCount: Int) throws(WireRejection) -> WirePacket {
-        var used = [Bool](repeating: false, count: descriptorCount)
+        var used = DescriptorUse(count: descriptorCount)
         var reader = ByteReader(bytes)
         let packet = try parse(&reader, end: bytes.count, used: &used, depth: 0, topLevel: true)
         guard reader.offset == bytes.count else {
             throw WireRejection(.badLength, "\(bytes.count - reader.offset) bytes after the packet")
         }
-        if let unused = used.firstIndex(of: false) {
+        if let unused = used.firstUnused {
             throw WireRejection(.descriptorMismatch, "descriptor \(unused) of \(descriptorCount) is not referenced")
         }
         return packet
     }
 
     private static func parse(
-        _ reader: inout ByteReader, end: Int, used: inout [Bool], depth: Int, topLevel: Bool
+        _ reader: inout ByteReader, end: Int, used: inout DescriptorUse, depth: Int, topLevel: Bool
     ) throws(WireRejection) -> WirePacket {
         let start = reader.offset
         guard start <= end, end <= reader.base.count else { throw WireRejection(.truncated, "packet past its bytes") }
@@ -107,7 +107,7 @@ extension WirePacket {
             guard header.isWait, topLevel, used.count == 1 else {
                 throw WireRejection(.badLength, "a wait packet carries exactly one descriptor and nothing else")
             }
-            used[0] = true
+            used.markUsed(0)
             return WirePacket(kind: kind, flags: flags, id: header.id, body: reader.offset..<reader.offset, rights: [])
         }
         guard !flags.contains(.hasReply) || rightCount > 0 else {
@@ -216,7 +216,7 @@ extension WirePacket {
     }
 
     private static func parseTransfer(
-        _ reader: inout ByteReader, end: Int, used: inout [Bool], depth: Int
+        _ reader: inout ByteReader, end: Int, used: inout DescriptorUse, depth: Int
     ) throws(WireRejection) -> WireTransfer {
         let queueLimit = try reader.readLength()
         let connectionCount = try reader.readLength()
@@ -296,13 +296,50 @@ extension WirePacket {
     /// Marks `count` descriptors from index `first` used. The range is
     /// checked before it is formed: `first + count` of a peer's index
     /// could overflow where `Int` has 32 bits.
-    private static func claim(_ first: Int, count: Int, in used: inout [Bool]) throws(WireRejection) {
+    private static func claim(_ first: Int, count: Int, in used: inout DescriptorUse) throws(WireRejection) {
         guard first >= 0, count >= 0, first <= used.count, count <= used.count - first else {
             throw WireRejection(.descriptorMismatch, "descriptor index \(first) (+\(count)) of \(used.count)")
         }
         for index in first..<(first + count) {
-            guard !used[index] else { throw WireRejection(.descriptorMismatch, "descriptor \(index) used twice") }
-            used[index] = true
+            guard !used.isUsed(index) else { throw WireRejection(.descriptorMismatch, "descriptor \(index) used twice") }
+            used.markUsed(index)
         }
+    }
+
+    /// Which of a packet's descriptors its entries have referenced: a bit
+    /// each, on the stack for up to 256 (the kernel passes 253 at most per
+    /// packet); an array only past that.
+    struct DescriptorUse {
+        let count: Int
+        private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        private var spill: [Bool]
+
+        init(count: Int) {
+            self.count = count
+            spill = count > 256 ? [Bool](repeating: false, count: count) : []
+        }
+
+        /// Whether descriptor `index` (below `count`) is referenced.
+        func isUsed(_ index: Int) -> Bool {
+            if count > 256 { return spill[index] }
+            let word = withUnsafeBytes(of: words) { $0.load(fromByteOffset: (index >> 6) * 8, as: UInt64.self) }
+            return word & (1 << UInt64(index & 63)) != 0
+        }
+
+        /// Marks descriptor `index` (below `count`) referenced.
+        mutating func markUsed(_ index: Int) {
+            if count > 256 {
+                spill[index] = true
+                return
+            }
+            withUnsafeMutableBytes(of: &words) { raw in
+                let offset = (index >> 6) * 8
+                let word = raw.load(fromByteOffset: offset, as: UInt64.self) | (1 << UInt64(index & 63))
+                raw.storeBytes(of: word, toByteOffset: offset, as: UInt64.self)
+            }
+        }
+
+        /// The first descriptor not referenced, if any.
+        var firstUnused: Int? { (0..<count).first { !isUsed($0) } }
     }
 }
