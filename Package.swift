@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "HarborMach", targets: ["HarborMach"]),
         .library(name: "HarborCoding", targets: ["HarborCoding"]),
         .library(name: "HarborXPC", targets: ["HarborXPC"]),
+        .library(name: "HarborDistributed", targets: ["HarborDistributed"]),
         .executable(name: "harbord", targets: ["harbord"]),
         .executable(name: "harbor", targets: ["harbor"]),
     ],
@@ -124,6 +125,22 @@ let package = Package(
             dependencies: ["HarborCoding", "HarborBootstrap", "HarborPorts", "HarborSystem"],
             swiftSettings: strict
         ),
+        // Swift distributed actors across threads and processes: actor ids
+        // are ports, calls are messages with send-once replies, harbord
+        // names resolve actors (Docs/Distributed.md).
+        .target(
+            name: "HarborDistributed",
+            dependencies: ["HarborCoding", "HarborBootstrap", "HarborPorts", "HarborSystem"],
+            swiftSettings: strict
+        ),
+        // The distributed actor the HarborDistributed tests and
+        // harbor-actor-probe share (one module, so both name its functions
+        // alike); no library product.
+        .target(
+            name: "HarborDistributedProbe",
+            dependencies: ["HarborDistributed"],
+            swiftSettings: strict
+        ),
         // Layer 4: sd-event nesting both ways, sd_notify, socket activation.
         .target(
             name: "HarborSystemd",
@@ -206,6 +223,12 @@ let package = Package(
         .executableTarget(
             name: "harbor-xpc-probe",
             dependencies: ["HarborXPC", "HarborBootstrap", "HarborSystem"],
+            swiftSettings: strict
+        ),
+        // The process the HarborDistributed tests serve an actor from, and kill.
+        .executableTarget(
+            name: "harbor-actor-probe",
+            dependencies: ["HarborDistributed", "HarborDistributedProbe", "HarborBootstrap", "HarborSystem"],
             swiftSettings: strict
         ),
         // The child process the systemd tests supervise (sd_notify, activation).
@@ -294,6 +317,12 @@ let package = Package(
         .testTarget(
             name: "HarborXPCTests",
             dependencies: ["HarborXPC", "HarborBootstrap", "HarborSystem", "HarborTestSupport", "harbord", "harbor-xpc-probe"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HarborDistributedTests",
+            dependencies: ["HarborDistributed", "HarborDistributedProbe", "HarborBootstrap", "HarborCoding", "HarborPorts",
+                           "HarborSystem", "HarborTestSupport", "harbord", "harbor-actor-probe"],
             swiftSettings: strict
         ),
         .testTarget(
