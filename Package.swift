@@ -138,7 +138,7 @@ let package = Package(
         // alike); no library product.
         .target(
             name: "HarborDistributedProbe",
-            dependencies: ["HarborDistributed"],
+            dependencies: ["HarborDistributed", "HarborSystem"],
             swiftSettings: strict
         ),
         // Layer 4: sd-event nesting both ways, sd_notify, socket activation.
@@ -281,7 +281,7 @@ let package = Package(
         // (harbor-seeds) checked against what their articles say.
         .testTarget(
             name: "PortingGuideTests",
-            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborFoundation", "HarborBootstrap", "HarborCoding", "HarborMach", "HarborPorts", "HarborSystemd", "HarborXPC", "HarborTestSupport", "harbor-seeds"],
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborFoundation", "HarborBootstrap", "HarborCoding", "HarborMach", "HarborPorts", "HarborSystemd", "HarborXPC", "HarborDistributed", "HarborTestSupport", "harbor-seeds"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -9,6 +9,10 @@ import HarborPorts
 /// catch HarborActorSystemError.Code.deadActor { … }      // its process died
 /// ```
 ///
+/// (The code-as-pattern form is `HarborPorts`' `~=`, seen with
+/// `import HarborPorts` or `import Harbor`; otherwise
+/// `catch let error as HarborActorSystemError where error.code == .deadActor`.)
+///
 /// An error the remote function itself threw is not one of these when this
 /// process can rebuild it: it is rethrown as itself
 /// (``HarborActorSystem/registerErrorType(_:)``). Otherwise it arrives as

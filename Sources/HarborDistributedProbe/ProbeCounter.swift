@@ -1,7 +1,7 @@
 // HarborDistributedProbe — the distributed actor the tests and harbor-actor-probe share.
 import Distributed
-import Glibc
 import HarborDistributed
+import HarborSystem
 
 /// A counter served by `harbor-actor-probe` and by the tests themselves:
 /// typed values, a typed error, a call that never answers, actor
@@ -44,7 +44,7 @@ public distributed actor ProbeCounter {
     }
 
     /// The serving process's id.
-    public distributed func processID() -> Int32 { getpid() }
+    public distributed func processID() -> Int32 { ProcessIdentity.current.pid }
 
     /// Keeps `other` (a reference, possibly to an actor of the caller's
     /// process) until called again with `nil`.
