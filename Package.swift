@@ -344,7 +344,7 @@ if Context.environment["HARBOR_FUZZ"] == "1" {
         .executableTarget(
             name: "harbor-fuzz",
             dependencies: ["HarborTransport", "HarborSystem", "HarborBootstrap", "HarborPorts", "HarborRunLoop", "HarborCoding",
-                           "CHarborLinux", "CHarborFuzz"],
+                           "HarborDistributed", "CHarborLinux", "CHarborFuzz"],
             path: "Fuzz/harbor-fuzz",
             swiftSettings: strict
         ),

@@ -22,7 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets_all=(packet transfer fragments regions bootstrap policy decode reassembly ledger admission coding)
+targets_all=(packet transfer fragments regions bootstrap policy decode reassembly ledger admission coding actors)
 bounded=0
 seconds=""
 minimize=0

@@ -59,7 +59,7 @@ public struct HarborActorID: Hashable, Sendable, Codable, CustomStringConvertibl
     /// - Throws: `EncodingError.invalidValue` for a local actor's ID when the
     ///   encoder has no ``HarborActorSystem`` hosting it in its `userInfo`,
     ///   or when that actor is gone; what the encoder throws for a
-    ///   `SendRight` (``MessageCodingError`` outside `HarborCoding`).
+    ///   `SendRight` (`MessageCodingError` from any encoder but `HarborCoding`'s).
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         if let right {
