@@ -110,7 +110,17 @@ extension HarborActorSystem {
                 continuation.resume(throwing: HarborActorSystemError(.systemShutDown, "the system was shut down"))
                 return
             }
-            Task { await self.send(outgoing, to: right, replyPort: replyPort.name) }
+            guard let message = outgoing.take() else { return }
+            do throws(PortError) {
+                try right.send(message, timeout: .zero)
+            } catch {
+                if error.code == .queueFull, let undelivered = error.takeUndeliveredMessage() {
+                    let retry = MessageBox(undelivered)
+                    Task { await self.send(retry, to: right, replyPort: replyPort.name) }
+                } else {
+                    failToSend(replyPort.name, error)
+                }
+            }
         }
         guard let answer = box.take() else {
             throw HarborActorSystemError(.invalidReply, "the answer was already taken")
@@ -118,23 +128,28 @@ extension HarborActorSystem {
         return answer
     }
 
-    /// Sends the call, waiting for room in the actor's queue without
-    /// holding a thread; a send that fails ends the call.
+    /// Sends a call the actor's queue had no room for, retrying every
+    /// millisecond without holding a thread; a send that fails ends the call.
     private func send(_ outgoing: MessageBox, to right: SendRight, replyPort: PortName) async {
         guard var message = outgoing.take() else { return }
-        var failure: PortError
         while true {
+            try? await Task.sleep(for: .milliseconds(1))
+            if state.withLock({ $0.pending[replyPort] == nil }) { return }    // shut down meanwhile
             do {
                 try right.send(message, timeout: .zero)
                 return
             } catch {
-                failure = error
-                guard error.code == .queueFull, let undelivered = error.takeUndeliveredMessage() else { break }
+                guard error.code == .queueFull, let undelivered = error.takeUndeliveredMessage() else {
+                    failToSend(replyPort, error)
+                    return
+                }
                 message = undelivered
             }
-            if state.withLock({ $0.pending[replyPort] == nil }) { return }    // shut down meanwhile
-            try? await Task.sleep(for: .milliseconds(1))
         }
+    }
+
+    /// Ends the call whose send failed.
+    private func failToSend(_ replyPort: PortName, _ failure: PortError) {
         guard let failed = state.withLock({ $0.pending.removeValue(forKey: replyPort) }) else { return }
         ports.remove(failed.port.right)
         let code: HarborActorSystemError.Code = failure.code == .messageTooLarge ? .encodingFailed : .deadActor

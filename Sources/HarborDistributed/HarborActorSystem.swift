@@ -102,6 +102,7 @@ public final class HarborActorSystem: DistributedActorSystem, Sendable {
             throw HarborActorSystemError(.systemShutDown, "no port set for the system: \(error)")
         }
         notifications = ReceiveRight()
+        try? notifications.setQueueLimit(1024)
         do {
             try ports.insert(notifications)
             try SystemThread.spawn { [self] in run() }.detach()

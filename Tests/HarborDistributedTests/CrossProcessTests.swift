@@ -21,6 +21,9 @@ extension DistributedTests {
             #expect(try await counter.processID() == probe.pid)
             #expect(try await counter.add(40) == 40)
             #expect(try await counter.add(2) == 42)
+            let start = ContinuousClock.now
+            for _ in 0..<1000 { _ = try await counter.add(0) }
+            print("D02: 1000 sequential calls to another process: \((ContinuousClock.now - start) / 1000) a call")
             system.registerErrorType(ProbeError.self)
             await #expect(throws: ProbeError.refused(reason: "no")) { _ = try await counter.refuseTyped("no") }
             await #expect(throws: ProbeError.refused(reason: "never")) { _ = try await counter.refuse("never") }
@@ -56,6 +59,34 @@ extension DistributedTests {
             #expect(await actorCode { _ = try await counter.add(1) } == .deadActor)
             #expect(ContinuousClock.now - next < .milliseconds(500), "the next call failed at once")
             _ = probe.waitForExit()
+        }
+
+        /// D02, D04: an actor served by name is held while the name stands,
+        /// in the hosting system resolves to itself, and is released once
+        /// the name is taken back and no other reference remains.
+        @Test func D02_D04_aServedActorIsHeldUntilItsNameIsTakenBack() async throws {
+            let harbord = PrivateHarbord()
+            let host = try HarborActorSystem(bootstrap: try harbord.client())
+            let caller = try HarborActorSystem(bootstrap: try harbord.client())
+            defer { host.shutdown(); caller.shutdown() }
+            weak var served: ProbeCounter?
+            do {
+                let counter = ProbeCounter(actorSystem: host)
+                served = counter
+                try host.serve(counter, as: "com.example.d04s")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(served != nil, "held while served")
+            do {
+                let itself = try host.resolve(name: "com.example.d04s", as: ProbeCounter.self)
+                #expect(itself === served, "the hosting system resolves its own name to the actor")
+                let remote = try caller.resolve(name: "com.example.d04s", as: ProbeCounter.self)
+                #expect(__isRemoteActor(remote))
+                #expect(try await remote.add(6) == 6)
+            }
+            try host.unserve("com.example.d04s")
+            #expect(await eventually { served == nil }, "released when the name went and no reference remained")
+            #expect(await actorCode { _ = try caller.resolve(name: "com.example.d04s", as: ProbeCounter.self) } == .actorNotFound)
         }
 
         /// D04: a local actor passed to another process stays alive while

@@ -34,6 +34,10 @@ extension DistributedTests {
             }
             #expect(totals.sorted() == Array(6...205), "every concurrent call ran once and answered")
 
+            let start = ContinuousClock.now
+            for _ in 0..<1000 { _ = try await remote.add(0) }
+            print("D01: 1000 sequential calls between two systems in one process: \((ContinuousClock.now - start) / 1000) a call")
+
             let local = try ProbeCounter.resolve(id: id, using: host)
             #expect(__isLocalActor(local) && local === counter, "the hosting system resolves the actor itself")
         }
