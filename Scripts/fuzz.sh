@@ -4,7 +4,7 @@
 #   bash Scripts/fuzz.sh [--bounded] [--seconds N] [--minimize] [--seed] [target...]
 #
 # Builds the libFuzzer driver (.build-fuzz, release, with AddressSanitizer)
-# and runs each target (all eleven by default) over its committed corpus,
+# and runs each target (all twelve by default) over its committed corpus,
 # Fuzz/Corpus/<target>/, printing executions and coverage (libFuzzer's
 # `cov:` and `ft:`) per target. Any crash, trap, sanitizer report, leaked
 # descriptor or unanswered request fails the run and keeps the input in

@@ -5,7 +5,8 @@
 // call's; bits 0–1: that many send rights to the actor's own port ride
 // along (an actor-reference argument may name them); bit 2: a send-once
 // right to a scratch port too; bit 3: no reply right. The seeds are real
-// calls of each of the actor's functions, caught at a port of ours. The
+// calls of each of the actor's functions, caught at a port of ours, and one
+// with an argument of another type. The
 // system runs the call (or refuses it) on its own thread and tasks.
 // Invariants: nothing traps; a call with a reply right gets exactly one
 // answer, never a send-once notification (the system always answers), of
@@ -59,6 +60,11 @@ enum ActorsTarget {
             seeds.append([UInt8(min(rights, 3))] + caught.body)
             try? caught.reply(ActorWire.failure(HarborActorSystemError(.deadActor, "a seed")))
         }
+        // add(3) with its argument `false`: well formed, of another type
+        // (single-byte mutations of a seed rarely stay well formed).
+        if let add = seeds.first, add.suffix(2) == [0x03, 0x06] {
+            seeds.append(add.dropLast(2) + [0x01])
+        }
         return seeds
     }
 
@@ -94,7 +100,8 @@ enum ActorsTarget {
 
     /// The actor still answers a good call.
     private static func probe(_ setup: Setup) {
-        guard let seed = setup.seeds.last, seed.first == 0 else { return }
+        // The seed of `nothing()`, the last function's call.
+        guard setup.seeds.count > 6, case let seed = setup.seeds[6], seed.first == 0 else { return }
         let reply = ReceiveRight()
         var message = Message(id: ActorWire.invocation, body: Array(seed.dropFirst()))
         message.setReplyRight(reply.makeSendOnceRight())

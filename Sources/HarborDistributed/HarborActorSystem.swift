@@ -120,6 +120,9 @@ public final class HarborActorSystem: DistributedActorSystem, Sendable {
     /// A new port for a new local actor of type `actorType`.
     public func assignID<Act: DistributedActor>(_ actorType: Act.Type) -> HarborActorID where Act.ID == HarborActorID {
         let port = PortBox(ReceiveRight())
+        // A system shut down hosts nothing: the port is destroyed with the
+        // box, and calls to the actor find it dead.
+        guard !state.withLock({ $0.stopped }) else { return HarborActorID(local: port.name) }
         try? port.right.setQueueLimit(Self.actorQueueLimit)
         // A port outside the set is never received from: its callers wait,
         // as on a stopped service. Only descriptor exhaustion does that.
@@ -153,9 +156,8 @@ public final class HarborActorSystem: DistributedActorSystem, Sendable {
     /// then makes a remote reference).
     /// - Throws: ``HarborActorSystemError/Code/deadActor`` for a local
     ///   actor that is gone, ``HarborActorSystemError/Code/actorNotFound``
-    ///   for an ID without a right that names no actor here,
-    ///   ``HarborActorSystemError/Code/invalidReply`` for a local actor of
-    ///   another type.
+    ///   for an ID without a right that names no actor here, or for a
+    ///   local actor of another type.
     public func resolve<Act: DistributedActor>(id: HarborActorID, as actorType: Act.Type) throws -> Act?
         where Act.ID == HarborActorID
     {
@@ -168,7 +170,7 @@ public final class HarborActorSystem: DistributedActorSystem, Sendable {
                 throw HarborActorSystemError(.deadActor, "\(id) was released")
             }
             guard let typed = actor as? Act else {
-                throw HarborActorSystemError(.invalidReply, "\(id) is a \(type(of: actor)), not a \(Act.self)")
+                throw HarborActorSystemError(.actorNotFound, "\(id) is a \(type(of: actor)), not a \(Act.self)")
             }
             return typed
         }
