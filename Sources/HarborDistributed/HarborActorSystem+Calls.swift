@@ -99,10 +99,11 @@ extension HarborActorSystem {
         }
         request.setReplyRight(replyPort.right.makeSendOnceRight())
         let outgoing = MessageBox(request)
-        let box = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<MessageBox, any Error>) in
+        let box = MessageBox()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let registered = state.withLock { state -> Bool in
                 guard !state.stopped else { return false }
-                state.pending[replyPort.name] = PendingCall(port: replyPort, continuation: continuation)
+                state.pending[replyPort.name] = PendingCall(port: replyPort, answer: box, continuation: continuation)
                 return true
             }
             guard registered else {

@@ -61,7 +61,8 @@ extension HarborActorSystem {
             call.continuation.resume(throwing: HarborActorSystemError(
                 .deadActor, "the actor's process died, or dropped the call, with the call pending"))
         } else {
-            call.continuation.resume(returning: MessageBox(message))
+            call.answer.put(message)
+            call.continuation.resume()
         }
     }
 

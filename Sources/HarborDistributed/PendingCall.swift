@@ -6,6 +6,8 @@ import HarborPorts
 struct PendingCall: Sendable {
     /// The port the answer, or the send-once notification, arrives at.
     let port: PortBox
-    /// Resumed with the answer, or with the error that ended the call.
-    let continuation: CheckedContinuation<MessageBox, any Error>
+    /// Where the answer goes, before `continuation` is resumed.
+    let answer: MessageBox
+    /// Resumed once the answer is in `answer`, or with the error that ended the call.
+    let continuation: CheckedContinuation<Void, any Error>
 }
