@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "HarborMach", targets: ["HarborMach"]),
         .library(name: "HarborCoding", targets: ["HarborCoding"]),
         .library(name: "HarborXPC", targets: ["HarborXPC"]),
+        .library(name: "HarborDistributed", targets: ["HarborDistributed"]),
         .executable(name: "harbord", targets: ["harbord"]),
         .executable(name: "harbor", targets: ["harbor"]),
     ],
@@ -124,6 +125,22 @@ let package = Package(
             dependencies: ["HarborCoding", "HarborBootstrap", "HarborPorts", "HarborSystem"],
             swiftSettings: strict
         ),
+        // Swift distributed actors across threads and processes: actor ids
+        // are ports, calls are messages with send-once replies, harbord
+        // names resolve actors (Docs/Distributed.md).
+        .target(
+            name: "HarborDistributed",
+            dependencies: ["HarborCoding", "HarborBootstrap", "HarborPorts", "HarborSystem"],
+            swiftSettings: strict
+        ),
+        // The distributed actor the HarborDistributed tests and
+        // harbor-actor-probe share (one module, so both name its functions
+        // alike); no library product.
+        .target(
+            name: "HarborDistributedProbe",
+            dependencies: ["HarborDistributed", "HarborSystem"],
+            swiftSettings: strict
+        ),
         // Layer 4: sd-event nesting both ways, sd_notify, socket activation.
         .target(
             name: "HarborSystemd",
@@ -208,6 +225,12 @@ let package = Package(
             dependencies: ["HarborXPC", "HarborBootstrap", "HarborSystem"],
             swiftSettings: strict
         ),
+        // The process the HarborDistributed tests serve an actor from, and kill.
+        .executableTarget(
+            name: "harbor-actor-probe",
+            dependencies: ["HarborDistributed", "HarborDistributedProbe", "HarborBootstrap", "HarborSystem"],
+            swiftSettings: strict
+        ),
         // The child process the systemd tests supervise (sd_notify, activation).
         .executableTarget(
             name: "harbor-notify-probe",
@@ -258,7 +281,7 @@ let package = Package(
         // (harbor-seeds) checked against what their articles say.
         .testTarget(
             name: "PortingGuideTests",
-            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborFoundation", "HarborBootstrap", "HarborCoding", "HarborMach", "HarborPorts", "HarborSystemd", "HarborXPC", "HarborTestSupport", "harbor-seeds"],
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborFoundation", "HarborBootstrap", "HarborCoding", "HarborMach", "HarborPorts", "HarborSystemd", "HarborXPC", "HarborDistributed", "HarborTestSupport", "harbor-seeds"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -297,6 +320,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "HarborDistributedTests",
+            dependencies: ["HarborDistributed", "HarborDistributedProbe", "HarborBootstrap", "HarborCoding", "HarborPorts",
+                           "HarborSystem", "HarborTestSupport", "harbord", "harbor-actor-probe"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "HarborSecurityTests",
             dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborBootstrap", "HarborTestSupport", "CHarborLinux",
                            "harbor-adversary", "harbor-peer", "harbord", "harbor", "HarborPeerCommands"],
@@ -315,7 +344,7 @@ if Context.environment["HARBOR_FUZZ"] == "1" {
         .executableTarget(
             name: "harbor-fuzz",
             dependencies: ["HarborTransport", "HarborSystem", "HarborBootstrap", "HarborPorts", "HarborRunLoop", "HarborCoding",
-                           "CHarborLinux", "CHarborFuzz"],
+                           "HarborDistributed", "CHarborLinux", "CHarborFuzz"],
             path: "Fuzz/harbor-fuzz",
             swiftSettings: strict
         ),

@@ -31,6 +31,8 @@ struct FuzzTarget: Sendable {
                    run: CodingTarget.run, seeds: { CodingTarget.seeds }, mutate: nil),
         FuzzTarget(name: "admission", summary: "a port's admission in process: pumps, parking, moved queues, ends, receives",
                    run: AdmissionTarget.run, seeds: { AdmissionTarget.seeds }, mutate: nil),
+        FuzzTarget(name: "actors", summary: "HarborDistributed's calls in process: invocations of a hosted distributed actor",
+                   run: ActorsTarget.run, seeds: { ActorsTarget.seeds }, mutate: nil),
         FuzzTarget(name: "reassembly", summary: "fragmented messages put back together in process: starts, fragments, limits",
                    run: ReassemblyTarget.run, seeds: { ReassemblyTarget.seeds }, mutate: nil),
     ]

@@ -1,0 +1,113 @@
+// Harbor fuzzing — HarborDistributed's invocation decoding: a call from another process.
+//
+// The input is `[mode] body…`: a message to a hosted distributed actor's
+// port, the rest its body. `mode` bit 7 set: the message id is `mode`, not a
+// call's; bits 0–1: that many send rights to the actor's own port ride
+// along (an actor-reference argument may name them); bit 2: a send-once
+// right to a scratch port too; bit 3: no reply right. The seeds are real
+// calls of each of the actor's functions, caught at a port of ours, and one
+// with an argument of another type. The
+// system runs the call (or refuses it) on its own thread and tasks.
+// Invariants: nothing traps; a call with a reply right gets exactly one
+// answer, never a send-once notification (the system always answers), of
+// a kind a system sends, a failure naming a known code; the actor answers
+// a good call after each input.
+import HarborCoding
+@testable import HarborDistributed
+import HarborPorts
+import HarborSystem
+
+enum ActorsTarget {
+    /// The hosting system, the actor's port, and the seeds, made once.
+    struct Setup: Sendable {
+        let system: HarborActorSystem
+        let actor: ActorsFuzzedActor
+        let port: SendRight
+        let scratch: SendRight
+        let seeds: [[UInt8]]
+    }
+
+    static let setup: Setup = {
+        guard let system = try? HarborActorSystem() else { fail("actors: no actor system") }
+        let actor = ActorsFuzzedActor(actorSystem: system)
+        guard let id = try? system.exportedID(of: actor), let port = id.right else { fail("actors: no port") }
+        let scratch = ReceiveRight()
+        return Setup(system: system, actor: actor, port: port, scratch: scratch.makeSendRight(),
+                     seeds: capture(system))
+    }()
+
+    /// Each function's real call, as an input: caught at a port of ours by
+    /// a reference that resolves to it, then answered with a failure.
+    private static func capture(_ system: HarborActorSystem) -> [[UInt8]] {
+        let trap = ReceiveRight()
+        guard let fake = try? ActorsFuzzedActor.resolve(id: HarborActorID(right: trap.makeSendRight()), using: system) else {
+            fail("actors: no reference to the trap")
+        }
+        let calls: [@Sendable () async throws -> Void] = [
+            { _ = try await fake.add(3) },
+            { _ = try await fake.echo("hello", [1, 2, 3]) },
+            { _ = try await fake.shape(ActorsFuzzShape(a: -3, b: ["x": 1.5], c: [1, nil, 3], d: true)) },
+            { _ = try await fake.meet(fake) },
+            { _ = try await fake.meet(nil) },
+            { _ = try await fake.refuse(7) },
+            { try await fake.nothing() },
+        ]
+        var seeds: [[UInt8]] = []
+        for call in calls {
+            Task { try? await call() }
+            guard var caught = try? trap.receive(timeout: .seconds(10)) else { fail("actors: a seed call never came") }
+            let rights = caught.carriedRights.count
+            seeds.append([UInt8(min(rights, 3))] + caught.body)
+            try? caught.reply(ActorWire.failure(HarborActorSystemError(.deadActor, "a seed")))
+        }
+        // add(3) with its argument `false`: well formed, of another type
+        // (single-byte mutations of a seed rarely stay well formed).
+        if let add = seeds.first, add.suffix(2) == [0x03, 0x06] {
+            seeds.append(add.dropLast(2) + [0x01])
+        }
+        return seeds
+    }
+
+    static var seeds: [[UInt8]] { setup.seeds }
+
+    static let answers: Set<Int32> = [ActorWire.returned, ActorWire.returnedVoid, ActorWire.threw, ActorWire.failed]
+
+    static func run(_ data: [UInt8]) {
+        guard let mode = data.first else { return }
+        let setup = setup
+        var message = Message(id: mode & 0x80 != 0 ? Int32(mode) : ActorWire.invocation, body: Array(data.dropFirst()))
+        for _ in 0..<Int(mode & 3) { message.attach(setup.port) }
+        if mode & 4 != 0 { message.attach(ReceiveRight().makeSendOnceRight()) }
+        let reply = ReceiveRight()
+        let answered = mode & 8 == 0
+        if answered { message.setReplyRight(reply.makeSendOnceRight()) }
+        do { try setup.port.send(message, timeout: .seconds(10)) } catch { fail("actors: the call could not be sent: \(error)") }
+        if answered { check(reply) }
+        probe(setup)
+    }
+
+    /// The one answer to a call.
+    private static func check(_ reply: borrowing ReceiveRight) {
+        guard let answer = try? reply.receive(timeout: .seconds(10)) else { fail("actors: a call went unanswered for 10 s") }
+        if answer.notification != nil { fail("actors: the system dropped a call's reply right") }
+        guard answers.contains(answer.id) else { fail("actors: an answer with id \(answer.id)") }
+        if answer.id == ActorWire.failed {
+            let error = ActorWire.error(fromFailure: answer.text)
+            if error.code == .invalidReply { fail("actors: a failure with an unknown code: \(answer.text)") }
+        }
+        if reply.tryReceive() != nil { fail("actors: a second answer") }
+    }
+
+    /// The actor still answers a good call.
+    private static func probe(_ setup: Setup) {
+        // The seed of `nothing()`, the last function's call.
+        guard setup.seeds.count > 6, case let seed = setup.seeds[6], seed.first == 0 else { return }
+        let reply = ReceiveRight()
+        var message = Message(id: ActorWire.invocation, body: Array(seed.dropFirst()))
+        message.setReplyRight(reply.makeSendOnceRight())
+        do { try setup.port.send(message, timeout: .seconds(10)) } catch { fail("actors: the probe could not be sent: \(error)") }
+        guard let answer = try? reply.receive(timeout: .seconds(10)), answer.id == ActorWire.returnedVoid else {
+            fail("actors: the actor stopped answering")
+        }
+    }
+}

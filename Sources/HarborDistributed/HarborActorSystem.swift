@@ -1,0 +1,245 @@
+// HarborDistributed — Swift distributed actors over Harbor ports.
+import Distributed
+import HarborBootstrap
+import HarborCoding
+import HarborPorts
+import HarborSystem
+
+/// A `DistributedActorSystem` whose actors are Harbor ports: across
+/// threads, between systems in one process, and across processes, with
+/// harbord names to find them by.
+///
+/// ```swift
+/// distributed actor Counter {
+///     typealias ActorSystem = HarborActorSystem
+///     var total = 0
+///     distributed func add(_ n: Int) throws(CounterError) -> Int { … }
+/// }
+///
+/// // the service's process
+/// let system = try HarborActorSystem()
+/// let counter = Counter(actorSystem: system)
+/// try system.serve(counter, as: "com.example.counter")
+///
+/// // another process
+/// let system = try HarborActorSystem()
+/// let counter = try system.resolve(name: "com.example.counter", as: Counter.self)
+/// let total = try await counter.add(2)                 // one message, one answer
+/// ```
+///
+/// **Identity.** An actor's ID (``HarborActorID``) is its port. The system
+/// that hosts the actor holds the receive right; a remote reference holds
+/// a send right. Passing an actor as an argument or result sends a send
+/// right to its port (`HarborCoding` carries it).
+///
+/// **Calls.** Each call is one message to the actor's port: the target's
+/// name and the arguments (`HarborCoding`), with a send-once right to a
+/// reply port of the call's own. The hosting system's thread receives it
+/// and runs the function in a task on the actor; the answer (the value,
+/// the return, the thrown error, or a system failure) goes back through
+/// the send-once right. A call is delivered **at most once**: it is never
+/// resent, and a call whose actor died while it was pending may or may
+/// not have run (`Docs/Distributed.md`).
+///
+/// **Death is a notification, never a timeout.** When the actor's process
+/// dies, the reply right of every call pending in it dies unanswered: each
+/// caller's reply port gets a send-once notification and the call throws
+/// ``HarborActorSystemError/Code/deadActor`` at once. The next call finds
+/// the port dead when it sends and throws the same.
+///
+/// **Release.** A local actor is held weakly until a send right to it
+/// leaves this system (``serve(_:as:)``, ``exportedID(of:)``, or passing it
+/// in a call); from then on the system holds it strongly, until its port's
+/// no-senders notification says the last send right anywhere is gone.
+///
+/// **Errors.** Failures of the system are ``HarborActorSystemError``. An
+/// error the remote function throws is rethrown as itself when it is
+/// `Codable` and its type was given to ``registerErrorType(_:)`` (the
+/// answer names the type; the caller decodes only types it registered, so
+/// a peer cannot make it decode an arbitrary type); otherwise it arrives as
+/// ``HarborActorSystemError/Code/remoteError`` with the type's name and
+/// the error's description. A `HarborActorSystemError` the remote function
+/// throws (a call it made failed) arrives with its code.
+///
+/// One thread per system receives every actor's calls and every call's
+/// answer (one port set). The system runs until ``shutdown()``.
+///
+/// **Thread safety:** any thread.
+public final class HarborActorSystem: DistributedActorSystem, Sendable {
+    /// The actors' IDs: their ports.
+    public typealias ActorID = HarborActorID
+    /// Records a call's arguments.
+    public typealias InvocationEncoder = HarborInvocationEncoder
+    /// Reads a received call's arguments.
+    public typealias InvocationDecoder = HarborInvocationDecoder
+    /// Answers a received call.
+    public typealias ResultHandler = HarborResultHandler
+    /// Arguments, results and thrown errors are `Codable` (`HarborCoding`).
+    public typealias SerializationRequirement = any Codable
+
+    /// The most calls an actor's port queues before callers wait.
+    public static let actorQueueLimit = 64
+
+    let state: HarborLock<SystemState>
+    /// Every actor's port and every pending call's reply port.
+    let ports: PortSet
+    /// Where no-senders notifications, and the stop message, arrive (in `ports`).
+    let notifications: ReceiveRight
+
+    /// A system with its receiving thread.
+    /// - Parameter bootstrap: the name server for ``serve(_:as:)`` and
+    ///   ``resolve(name:as:)``; `nil` connects as `BootstrapClient()` does,
+    ///   when first needed.
+    /// - Throws: ``HarborActorSystemError/Code/systemShutDown`` when no
+    ///   port set or thread can be made.
+    public init(bootstrap: BootstrapClient? = nil) throws(HarborActorSystemError) {
+        var initial = SystemState()
+        initial.bootstrap = bootstrap
+        state = HarborLock(initial)
+        do {
+            ports = try PortSet()
+        } catch {
+            throw HarborActorSystemError(.systemShutDown, "no port set for the system: \(error)")
+        }
+        notifications = ReceiveRight()
+        try? notifications.setQueueLimit(1024)
+        do {
+            try ports.insert(notifications)
+            try SystemThread.spawn { [self] in run() }.detach()
+        } catch {
+            throw HarborActorSystemError(.systemShutDown, "no thread for the system: \(error)")
+        }
+    }
+
+    /// The `userInfo` every coder of this system gets: the system, under
+    /// `CodingUserInfoKey.actorSystemKey`, so actor references code.
+    var codingUserInfo: [CodingUserInfoKey: any Sendable] { [.actorSystemKey: self] }
+
+    // MARK: Identity
+
+    /// A new port for a new local actor of type `actorType`.
+    public func assignID<Act: DistributedActor>(_ actorType: Act.Type) -> HarborActorID where Act.ID == HarborActorID {
+        let port = PortBox(ReceiveRight())
+        // A system shut down hosts nothing: the port is destroyed with the
+        // box, and calls to the actor find it dead.
+        guard !state.withLock({ $0.stopped }) else { return HarborActorID(local: port.name) }
+        try? port.right.setQueueLimit(Self.actorQueueLimit)
+        // A port outside the set is never received from: its callers wait,
+        // as on a stopped service. Only descriptor exhaustion does that.
+        try? ports.insert(port.right)
+        state.withLock { $0.hosted[port.name] = HostedActor(port: port) }
+        return HarborActorID(local: port.name)
+    }
+
+    /// Records the initialised actor (weakly) and asks for its port's
+    /// no-senders notifications.
+    public func actorReady<Act: DistributedActor>(_ actor: Act) where Act.ID == HarborActorID {
+        let port = state.withLock { state -> PortBox? in
+            guard var entry = state.hosted[actor.id.port] else { return nil }
+            entry.actor = actor
+            entry.targetPrefix = _mangledTypeName(Act.self).map { "$s" + $0 }
+            state.hosted[actor.id.port] = entry
+            return entry.port
+        }
+        port?.right.requestNoSendersNotification(to: notifications.makeSendOnceRight())
+    }
+
+    /// Forgets a local actor that deinitialised and destroys its port:
+    /// remote references become dead names, and calls queued on it fail
+    /// with ``HarborActorSystemError/Code/deadActor`` at their callers.
+    public func resignID(_ id: HarborActorID) {
+        guard let port = state.withLock({ $0.hosted.removeValue(forKey: id.port)?.port }) else { return }
+        ports.remove(port.right)
+    }
+
+    /// The local actor `id` names, or `nil` for a remote one (the runtime
+    /// then makes a remote reference).
+    /// - Throws: ``HarborActorSystemError/Code/deadActor`` for a local
+    ///   actor that is gone, ``HarborActorSystemError/Code/actorNotFound``
+    ///   for an ID without a right that names no actor here, or for a
+    ///   local actor of another type.
+    public func resolve<Act: DistributedActor>(id: HarborActorID, as actorType: Act.Type) throws -> Act?
+        where Act.ID == HarborActorID
+    {
+        let hosted = state.withLock { state -> (found: Bool, actor: (any DistributedActor)?) in
+            guard let entry = state.hosted[id.port] else { return (false, nil) }
+            return (true, entry.actor)
+        }
+        if hosted.found {
+            guard let actor = hosted.actor else {
+                throw HarborActorSystemError(.deadActor, "\(id) was released")
+            }
+            guard let typed = actor as? Act else {
+                throw HarborActorSystemError(.actorNotFound, "\(id) is a \(type(of: actor)), not a \(Act.self)")
+            }
+            return typed
+        }
+        guard id.right != nil else {
+            throw HarborActorSystemError(.actorNotFound, "\(id) is no actor of this system, and the ID holds no right to it")
+        }
+        return nil
+    }
+
+    /// Makes an invocation encoder for one call.
+    public func makeInvocationEncoder() -> HarborInvocationEncoder { HarborInvocationEncoder() }
+
+    // MARK: Exporting
+
+    /// A send right to the local actor's port, holding the actor strongly
+    /// from now until its port's no-senders notification; `nil` when no
+    /// live actor of this system has that port.
+    func exportRight(for port: PortName) -> SendRight? {
+        state.withLock { state -> SendRight? in
+            guard var entry = state.hosted[port], let actor = entry.actor else { return nil }
+            entry.strong = actor
+            state.hosted[port] = entry
+            return entry.port.right.makeSendRight()
+        }
+    }
+
+    /// An ID of the local `actor` that holds a send right to it: what
+    /// another system (in this process, or one it is sent to) resolves to
+    /// reach it. The system holds the actor until the last such right goes.
+    /// - Throws: ``HarborActorSystemError/Code/actorNotFound`` if the actor
+    ///   is not this system's.
+    public func exportedID<Act: DistributedActor>(of actor: Act) throws(HarborActorSystemError) -> HarborActorID
+        where Act.ID == HarborActorID
+    {
+        if actor.id.right != nil { return actor.id }
+        guard let right = exportRight(for: actor.id.port) else {
+            throw HarborActorSystemError(.actorNotFound, "\(actor.id) is not an actor of this system")
+        }
+        return HarborActorID(right: right)
+    }
+
+    /// Registers `type` so that a remote function throwing it is rethrown
+    /// here as itself (decoded from the answer), not as
+    /// ``HarborActorSystemError/Code/remoteError``. Typed `throws(E)` needs
+    /// it too: Swift 6.3 gives the system `any Error` as a distributed
+    /// function's error type whatever it declares (a concrete `E`, were
+    /// the runtime to pass one, is used without registration).
+    public func registerErrorType<E: Error & Codable>(_ type: E.Type) {
+        let name = _mangledTypeName(E.self) ?? _typeName(E.self)
+        state.withLock { $0.errorTypes[name] = ErrorRebuilder(E.self) }
+    }
+
+    /// Stops the system: its thread ends, pending calls throw
+    /// ``HarborActorSystemError/Code/systemShutDown``, the ports of its
+    /// local actors are destroyed (remote references become dead names)
+    /// and it lets go of every actor it held. Later calls throw
+    /// ``HarborActorSystemError/Code/systemShutDown``.
+    public func shutdown() {
+        let (pending, hosted) = state.withLock { state -> ([PendingCall], [HostedActor]) in
+            guard !state.stopped else { return ([], []) }
+            state.stopped = true
+            defer { state.pending = [:]; state.hosted = [:] }
+            return (Array(state.pending.values), Array(state.hosted.values))
+        }
+        for call in pending {
+            call.continuation.resume(throwing: HarborActorSystemError(.systemShutDown, "the system was shut down"))
+        }
+        for entry in hosted { ports.remove(entry.port.right) }
+        try? notifications.makeSendRight().send(Message(id: ActorWire.stop), timeout: .zero)
+        _ = hosted
+    }
+}

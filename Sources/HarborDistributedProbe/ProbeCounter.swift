@@ -1,0 +1,59 @@
+// HarborDistributedProbe — the distributed actor the tests and harbor-actor-probe share.
+import Distributed
+import HarborDistributed
+import HarborSystem
+
+/// A counter served by `harbor-actor-probe` and by the tests themselves:
+/// typed values, a typed error, a call that never answers, actor
+/// references as arguments.
+public distributed actor ProbeCounter {
+    public typealias ActorSystem = HarborActorSystem
+
+    private var total = 0
+    private var held: ProbeCounter?
+
+    /// A counter at zero.
+    public init(actorSystem: HarborActorSystem) {
+        self.actorSystem = actorSystem
+    }
+
+    /// Adds `n`; the new total.
+    public distributed func add(_ n: Int) -> Int {
+        total += n
+        return total
+    }
+
+    /// Throws ``ProbeError/refused(reason:)`` (an untyped `throws`).
+    public distributed func refuse(_ reason: String) throws -> Int {
+        throw ProbeError.refused(reason: reason)
+    }
+
+    /// Throws ``ProbeError/refused(reason:)`` as a typed `throws(ProbeError)`.
+    public distributed func refuseTyped(_ reason: String) throws(ProbeError) -> Int {
+        throw ProbeError.refused(reason: reason)
+    }
+
+    /// Throws an error that is not `Codable`.
+    public distributed func refusePlainly() throws {
+        throw PlainProbeError()
+    }
+
+    /// Never answers (until the process dies).
+    public distributed func hang() async throws -> Int {
+        while true { try await Task.sleep(for: .seconds(3600)) }
+    }
+
+    /// The serving process's id.
+    public distributed func processID() -> Int32 { ProcessIdentity.current.pid }
+
+    /// Keeps `other` (a reference, possibly to an actor of the caller's
+    /// process) until called again with `nil`.
+    public distributed func hold(_ other: ProbeCounter?) {
+        held = other
+    }
+
+    /// Calls `add(n)` on `other` from here.
+    public distributed func relay(_ other: ProbeCounter, _ n: Int) async throws -> Int {
+        try await other.add(n)
+    }
+}

@@ -1,0 +1,53 @@
+// harbor-actor-probe — the HarborDistributed tests' other process.
+//
+//   harbor-actor-probe serve NAME     serves a ProbeCounter as NAME; prints "ready NAME PID"
+//   harbor-actor-probe call NAME N    resolves NAME, calls add(N); prints "total T" or "error CODE"
+//
+// harbord is found as BootstrapClient() finds it ($HARBOR_BOOTSTRAP).
+import Glibc
+import HarborDistributed
+import HarborDistributedProbe
+
+/// Writes one line to standard output at once (tests wait for it).
+func line(_ text: String) {
+    let bytes = Array((text + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3 else {
+    line("usage: harbor-actor-probe serve NAME | call NAME N")
+    exit(64)
+}
+let system: HarborActorSystem
+do {
+    system = try HarborActorSystem()
+} catch {
+    line("error \(error.code) \(error.detail)")
+    exit(1)
+}
+switch arguments[1] {
+case "serve":
+    let counter = ProbeCounter(actorSystem: system)
+    do {
+        try system.serve(counter, as: arguments[2])
+    } catch {
+        line("error \(error.code) \(error.detail)")
+        exit(1)
+    }
+    line("ready \(arguments[2]) \(getpid())")
+    while true { pause() }
+case "call":
+    do {
+        let counter = try system.resolve(name: arguments[2], as: ProbeCounter.self)
+        let total = try await counter.add(Int(arguments.count > 3 ? arguments[3] : "1") ?? 1)
+        line("total \(total)")
+    } catch let error as HarborActorSystemError {
+        line("error \(error.code) \(error.detail)")
+    } catch {
+        line("error \(error)")
+    }
+default:
+    line("unknown command \(arguments[1])")
+    exit(64)
+}

@@ -1,0 +1,62 @@
+// HarborDistributed tests — a private harbord, the probe process, helpers.
+import Glibc
+import HarborBootstrap
+import HarborDistributed
+import HarborSystem
+import HarborTestSupport
+import Testing
+
+/// Every distributed-actor suite nests in here, so they run one at a time.
+@Suite(.serialized, .deadline) struct DistributedTests {}
+
+/// A harbord process on a temporary socket.
+final class PrivateHarbord {
+    let directory = TemporaryDirectory(prefix: "harbor-actors")
+    let socketPath: String
+    let child: Child
+
+    init() {
+        socketPath = directory.path + "/bootstrap.sock"
+        child = Child([builtExecutable("harbord"), "--foreground", "--socket", socketPath], environment: baseEnvironment())
+        #expect(child.waitForStderr("ready ("), "harbord did not start")
+    }
+
+    /// A client in this process.
+    func client() throws -> BootstrapClient { try BootstrapClient(socketPath: socketPath) }
+
+    /// harbor-actor-probe `serve NAME`, once it says it is ready.
+    func serve(_ name: String) -> Child {
+        let probe = Child([builtExecutable("harbor-actor-probe"), "serve", name],
+                          environment: baseEnvironment() + ["HARBOR_BOOTSTRAP=\(socketPath)"])
+        #expect(probe.waitForStdout("ready \(name)"), "the probe service did not start")
+        return probe
+    }
+
+    deinit {
+        kill(child.pid, SIGTERM)
+        _ = child.exitCode()
+    }
+}
+
+/// The `HarborActorSystemError` code `body` throws, or nil if it throws
+/// none (or another error).
+func actorCode(_ body: () async throws -> Void) async -> HarborActorSystemError.Code? {
+    do {
+        try await body()
+        return nil
+    } catch let error as HarborActorSystemError {
+        return error.code
+    } catch {
+        return nil
+    }
+}
+
+/// Polls `condition` every 2 ms until it holds or `limit` passes.
+func eventually(_ limit: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(2))
+    }
+    return condition()
+}
