@@ -9,10 +9,11 @@
 // state machine (queue, counts, limit, rights, sequence number) and the
 // ledger (charges, parked messages) replaced by new ones, the connections'
 // record of pauses cleared, the counter repaired to the default limit's free
-// slots. Then the reset is checked, field by field, including what it does
-// not assign (readiness, location, set, counter, the process-wide budget of
-// moved bodies, the registry): an input starts from exactly the state of
-// any other, so a finding replays alone.
+// slots. The reset is checked, field by field, including what it does not
+// assign (readiness, location, set, counter, the process-wide budget of
+// moved bodies, the registry), after each input and again before the next:
+// an input starts from exactly the state of any other, so a finding replays
+// alone.
 @testable import HarborPorts
 import HarborSystem
 
@@ -26,6 +27,7 @@ final class AdmissionPort: @unchecked Sendable {
     /// The registry's records once the port was made (checked after each reset).
     private let registered: Int
 
+    /// Makes the port and attaches `slots` and connections that read nothing.
     init(slots: SharedSlots) {
         self.slots = slots
         right = ReceiveRight()
@@ -59,7 +61,7 @@ final class AdmissionPort: @unchecked Sendable {
     }
 
     /// Fails unless the port is exactly as a new one with these connections.
-    private func check() {
+    func check() {
         let problem = core.state.withGuarded { guarded -> String? in
             let machine = guarded.machine
             if !machine.queue.isEmpty || machine.countedMessages != 0 { return "its queue is not empty" }
