@@ -9,8 +9,10 @@ struct AdmissionModel {
     private var taken = 0
     private var received = 0
     private var refused = 0
-    /// The last id received from each connection (0: a moved queue).
-    private var lastReceived: [UInt64: Int32] = [:]
+    /// The last id received from each connection (0: a moved queue), by
+    /// the id's low 3 bits; 0 until one is (ids are positive). A vector,
+    /// not a dictionary: no allocation or hashing per message.
+    private var lastReceived = SIMD8<Int32>(repeating: 0)
     private var nextNumber: Int32 = 1
     /// A moved queue or a lowered limit may leave counted messages past the limit.
     var movedIn = false
@@ -42,21 +44,27 @@ struct AdmissionModel {
     }
 
     private mutating func order(_ id: Int32) {
-        let token = UInt64(id & 7)
-        if let last = lastReceived[token], last >= id {
+        let token = Int(id & 7)
+        let last = lastReceived[token]
+        if last != 0, last >= id {
             fail("admission: connection \(token) delivered \(id >> 3) after \(last >> 3)")
         }
         lastReceived[token] = id
     }
 
     func check(_ core: PortCore, _ fake: FuzzConnections) {
-        let (queued, counted, limit, parked, paused) = core.state.withGuarded { guarded in
-            (guarded.machine.queue.count, guarded.machine.countedMessages, guarded.machine.queueLimit,
-             guarded.ledger.parked.count, (1...UInt64(AdmissionTarget.connections)).filter(guarded.ledger.parked.isPaused))
-        }
-        // Parked entries include connection ends, which are not messages.
-        let ends = core.state.withGuarded { guarded in
-            (1...UInt64(AdmissionTarget.connections)).reduce(0) { $0 + guarded.ledger.parked.ends(of: $1) }
+        // One look under the lock; the paused connections as a bit set
+        // (bit `token`). Parked entries include connection ends, which are
+        // not messages.
+        let (queued, counted, limit, parked, paused, ends) = core.state.withGuarded { guarded in
+            var paused: UInt64 = 0
+            var ends = 0
+            for token in 1...UInt64(AdmissionTarget.connections) {
+                if guarded.ledger.parked.isPaused(token) { paused |= 1 << token }
+                ends += guarded.ledger.parked.ends(of: token)
+            }
+            return (guarded.machine.queue.count, guarded.machine.countedMessages, guarded.machine.queueLimit,
+                    guarded.ledger.parked.count, paused, ends)
         }
         let accounted = taken + received + queued + (parked - ends) + refused + fake.refusedOnFreedSlots
         guard accounted == handed else {
@@ -66,8 +74,8 @@ struct AdmissionModel {
         if !movedIn && !limitLowered && counted > limit {
             fail("admission: \(counted) counted messages queued past the limit \(limit)")
         }
-        guard Set(paused) == fake.paused else {
-            fail("admission: paused \(fake.paused.sorted()), parked from \(paused)")
+        guard paused == fake.paused else {
+            fail("admission: paused \(FuzzConnections.tokens(fake.paused)), parked from \(FuzzConnections.tokens(paused))")
         }
         if parked > 0 && Int(fake.counter.parked) != parked {
             fail("admission: the counter says \(fake.counter.parked) parked, the ledger \(parked)")

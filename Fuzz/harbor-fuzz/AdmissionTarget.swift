@@ -7,7 +7,9 @@
 // pumps of messages from four connections (counted or not, taken first or
 // not), queues moved in with a receive right, connection ends, receives,
 // and queue limits raised and lowered. No system call per input: the
-// port's slot counter is made once and reset. After every step:
+// port, its connections and its slot counter are made once, and reset (and
+// the reset checked) before each input (AdmissionPort.swift). After every
+// step:
 //
 // - nothing lost or made up: every message handed over is taken, queued,
 //   parked or refused (counted as refused), exactly once;
@@ -27,22 +29,16 @@ enum AdmissionTarget {
     static let stepsPerInput = 24
     static let limits = [0, 1, 2, 3, 5, 8, 64, 1024]
 
-    /// The slot counter every input's port uses (a memfd, made once).
-    nonisolated(unsafe) static let slots = try! SharedSlots(free: 5)
+    /// The port every input uses, its connections and slot counter (a
+    /// memfd), made once (AdmissionPort.swift).
+    static let port = AdmissionPort(slots: try! SharedSlots(free: 5))
 
     static func run(_ data: [UInt8]) {
         var reader = FuzzReader(data)
-        slots.counter.repair(free: 5)
-        slots.setParked(0)
-        slots.setRegisteredWaiters(0)
-        let right = ReceiveRight()
-        let core = right.core
-        let fake = FuzzConnections(slots: slots)
-        do {
-            _ = try core.attachConnections { _ throws(PortError) in fake }
-        } catch {
-            fail("admission: a new port refused its connections: \(error)")
-        }
+        // As a new port: nothing of the last input is left.
+        port.check()
+        let core = port.core
+        let fake = port.connections
         var model = AdmissionModel()
         var steps = 0
         while !reader.isAtEnd && steps < stepsPerInput {
@@ -54,7 +50,11 @@ enum AdmissionTarget {
         // that has room.
         model.receive(from: core, count: Int.max)
         model.check(core, fake)
-        right.destroy()
+        // Reset here, not at the next input's start: what this input
+        // allocated is freed within it, so libFuzzer, which runs an input
+        // again when it made more allocations than it freed (a leak check),
+        // runs each once.
+        port.reset()
     }
 
     private static func step(_ reader: inout FuzzReader, _ core: PortCore, _ fake: FuzzConnections,
@@ -123,7 +123,9 @@ final class FuzzConnections: PortConnections, @unchecked Sendable {
     // @unchecked: used by one fuzzing thread only.
     let slots: SharedSlots
     let counter: SharedSlots.Counter
-    var paused: Set<UInt64> = []
+    /// The paused connections, bit `token` each (tokens are 1...4): no
+    /// allocation or hashing per pause.
+    var paused: UInt64 = 0
     /// Messages refused while parked ones joined on a freed slot.
     var refusedOnFreedSlots = 0
 
@@ -141,11 +143,16 @@ final class FuzzConnections: PortConnections, @unchecked Sendable {
     }
     func watchHangUps(for port: PortCore) {}
     func pauseReading(_ token: UInt64) {
-        guard paused.insert(token).inserted else { fail("admission: connection \(token) paused twice") }
+        guard token < 64 else { fail("admission: connection \(token) paused, not one of the port's") }
+        guard paused & 1 << token == 0 else { fail("admission: connection \(token) paused twice") }
+        paused |= 1 << token
     }
     func resumeReading(_ token: UInt64) {
-        guard paused.remove(token) != nil else { fail("admission: connection \(token) resumed, not paused") }
+        guard token < 64, paused & 1 << token != 0 else { fail("admission: connection \(token) resumed, not paused") }
+        paused &= ~(1 << token)
     }
+    /// The tokens of a bit set of connections, for a report.
+    static func tokens(_ set: UInt64) -> [UInt64] { (0..<64).filter { set & 1 << $0 != 0 } }
     func removeWatch(_ token: UInt64) {}
     func shutDown() {}
 }
