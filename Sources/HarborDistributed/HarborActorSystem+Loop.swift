@@ -67,7 +67,8 @@ extension HarborActorSystem {
     }
 
     /// A message at a local actor's port: run it as a call in a task of
-    /// its own, or answer why not.
+    /// its own, on its sender uid's share of running calls, or answer why
+    /// not.
     private func received(_ message: consuming Message, at port: PortName) {
         let target = state.withLock { state -> (actor: (any DistributedActor)?, prefix: String?)? in
             guard let entry = state.hosted[port] else { return nil }
@@ -76,7 +77,17 @@ extension HarborActorSystem {
         guard let target else { return }    // neither a call's port nor an actor's: it went meanwhile
         var message = message
         guard message.notification == nil, let reply = message.takeReplyRight() else { return }
-        let handler = HarborResultHandler(reply: reply, system: self)
+        // Whoever asks pays: the call runs as a task until it answers, on
+        // its sender uid's share; the handler gives it back as it answers.
+        let uid = UInt32(message.trailer.sender.uid)
+        guard runningCalls.take(for: uid) else {
+            HarborResultHandler(reply: reply, system: self).fail(HarborActorSystemError(
+                .busy, "uid \(uid) keeps \(Self.runningCallsPerUid) calls running in this system, or all callers "
+                    + "\(Self.runningCallLimit)"))
+            return
+        }
+        let runningCalls = self.runningCalls
+        let handler = HarborResultHandler(reply: reply, system: self) { runningCalls.give(for: uid) }
         guard message.id == ActorWire.invocation else {
             handler.fail(HarborActorSystemError(.invalidInvocation, "message id \(message.id) is not a call"))
             return

@@ -61,6 +61,13 @@ import HarborSystem
 /// the error's description. A `HarborActorSystemError` the remote function
 /// throws (a call it made failed) arrives with its code.
 ///
+/// **Whoever asks pays.** Each call runs in a task of the hosting system
+/// until it answers: one caller uid keeps at most
+/// ``runningCallsPerUid`` calls running at once, and all callers
+/// ``runningCallLimit``. A call past its uid's share is answered at once
+/// with ``HarborActorSystemError/Code/busy`` and does not run; other
+/// callers are still served.
+///
 /// One thread per system receives every actor's calls and every call's
 /// answer (one port set). The system runs until ``shutdown()``.
 ///
@@ -80,11 +87,22 @@ public final class HarborActorSystem: DistributedActorSystem, Sendable {
     /// The most calls an actor's port queues before callers wait.
     public static let actorQueueLimit = 64
 
+    /// The most calls one caller uid keeps running in this system at once
+    /// (the kernel-verified sender uid of the call's message). A call past
+    /// it, or past ``runningCallLimit``, is answered at once with
+    /// ``HarborActorSystemError/Code/busy`` and does not run; a call's
+    /// share is given back when its answer is sent (`Docs/Distributed.md`).
+    public static let runningCallsPerUid = 64
+    /// The most calls all callers together keep running in this system.
+    public static let runningCallLimit = 1024
+
     let state: HarborLock<SystemState>
     /// Every actor's port and every pending call's reply port.
     let ports: PortSet
     /// Where no-senders notifications, and the stop message, arrive (in `ports`).
     let notifications: ReceiveRight
+    /// The calls each caller uid keeps running here (whoever asks pays).
+    let runningCalls = UidShares(perUid: HarborActorSystem.runningCallsPerUid, total: HarborActorSystem.runningCallLimit)
 
     /// A system with its receiving thread.
     /// - Parameter bootstrap: the name server for ``serve(_:as:)`` and

@@ -56,9 +56,15 @@ public struct HarborActorSystemError: HarborError, DistributedActorSystemError {
         public static let serveFailed = Code("serve failed")
         /// This system was shut down (``HarborActorSystem/shutdown()``).
         public static let systemShutDown = Code("system shut down")
+        /// The actor's system refused the call without running it: the
+        /// caller's uid already keeps
+        /// ``HarborActorSystem/runningCallsPerUid`` calls running there, or
+        /// all callers ``HarborActorSystem/runningCallLimit``. The call
+        /// may be made again once some of them answered.
+        public static let busy = Code("busy")
 
         static let all: [Code] = [.deadActor, .actorNotFound, .unknownTarget, .invalidInvocation, .invalidReply,
-                                  .encodingFailed, .remoteError, .serveFailed, .systemShutDown]
+                                  .encodingFailed, .remoteError, .serveFailed, .systemShutDown, .busy]
 
         /// The code named `description`, as a failure answer carries it.
         init?(named description: String) {

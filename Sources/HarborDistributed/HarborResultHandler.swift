@@ -19,10 +19,18 @@ public final class HarborResultHandler: DistributedTargetInvocationResultHandler
 
     private let reply: HarborLock<ReplyRight?>
     private let system: HarborActorSystem
+    /// Gives the call's share of running calls back: once, as it answers
+    /// (or when the handler goes unanswered).
+    private let release: HarborLock<(@Sendable () -> Void)?>
 
-    init(reply: consuming ReplyRight, system: HarborActorSystem) {
+    init(reply: consuming ReplyRight, system: HarborActorSystem, release: (@Sendable () -> Void)? = nil) {
         self.reply = HarborLock(Optional(reply))
         self.system = system
+        self.release = HarborLock(release)
+    }
+
+    deinit {
+        release.withLock { $0.take() }?()
     }
 
     /// Answers with `value`; a value that cannot be encoded answers
@@ -102,6 +110,9 @@ public final class HarborResultHandler: DistributedTargetInvocationResultHandler
     /// caller that is gone is no one's failure: the answer is dropped.
     private func answer(_ message: consuming Message) {
         guard let right = reply.withLock({ $0.take() }) else { return }
+        // Given back before the answer goes, so a caller that calls again
+        // as soon as it has the answer finds its share free.
+        release.withLock { $0.take() }?()
         try? right.send(message, timeout: .zero)
     }
 }

@@ -11,6 +11,8 @@ public distributed actor ProbeCounter {
 
     private var total = 0
     private var held: ProbeCounter?
+    private var opened = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
 
     /// A counter at zero.
     public init(actorSystem: HarborActorSystem) {
@@ -41,6 +43,21 @@ public distributed actor ProbeCounter {
     /// Never answers (until the process dies).
     public distributed func hang() async throws -> Int {
         while true { try await Task.sleep(for: .seconds(3600)) }
+    }
+
+    /// Answers once ``open()`` was called (at once after it): a slow call.
+    public distributed func waitForOpen() async -> Int {
+        if !opened {
+            await withCheckedContinuation { waiting.append($0) }
+        }
+        return total
+    }
+
+    /// Answers every ``waitForOpen()``, and those to come.
+    public distributed func open() {
+        opened = true
+        for continuation in waiting { continuation.resume() }
+        waiting = []
     }
 
     /// The serving process's id.

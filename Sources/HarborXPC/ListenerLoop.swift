@@ -11,7 +11,7 @@ struct ListenerLoop: Sendable {
     let adopt: @Sendable (PortName, SessionWake) -> Bool
     let ended: @Sendable (PortName) -> Void
     /// Sessions held per uid (SessionShares.swift).
-    let shares = SessionShares()
+    let shares = SessionShares.make()
 
     func run() {
         let me = ProcessIdentity.current.pid

@@ -2,6 +2,9 @@
 //
 //   harbor-actor-probe serve NAME     serves a ProbeCounter as NAME; prints "ready NAME PID"
 //   harbor-actor-probe call NAME N    resolves NAME, calls add(N); prints "total T" or "error CODE"
+//   harbor-actor-probe flood NAME N   resolves NAME, makes N waitForOpen() calls at once; prints
+//                                     "busy K" as the K-th is refused (busy), "answered A busy B
+//                                     other C" when all are done, then calls add(1): "total T"
 //
 // harbord is found as BootstrapClient() finds it ($HARBOR_BOOTSTRAP).
 import Glibc
@@ -16,7 +19,7 @@ func line(_ text: String) {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    line("usage: harbor-actor-probe serve NAME | call NAME N")
+    line("usage: harbor-actor-probe serve NAME | call NAME N | flood NAME N")
     exit(64)
 }
 let system: HarborActorSystem
@@ -42,6 +45,43 @@ case "call":
         let counter = try system.resolve(name: arguments[2], as: ProbeCounter.self)
         let total = try await counter.add(Int(arguments.count > 3 ? arguments[3] : "1") ?? 1)
         line("total \(total)")
+    } catch let error as HarborActorSystemError {
+        line("error \(error.code) \(error.detail)")
+    } catch {
+        line("error \(error)")
+    }
+case "flood":
+    do {
+        let counter = try system.resolve(name: arguments[2], as: ProbeCounter.self)
+        let count = Int(arguments.count > 3 ? arguments[3] : "1") ?? 1
+        var answered = 0, busy = 0, other = 0
+        await withTaskGroup(of: HarborActorSystemError.Code?.self) { group in
+            for _ in 0..<count {
+                group.addTask {
+                    do {
+                        _ = try await counter.waitForOpen()
+                        return nil
+                    } catch let error as HarborActorSystemError {
+                        return error.code
+                    } catch {
+                        return .invalidReply
+                    }
+                }
+            }
+            for await code in group {
+                switch code {
+                case nil: answered += 1
+                case .busy?:
+                    busy += 1
+                    line("busy \(busy)")
+                default:
+                    other += 1
+                    line("error \(code.map { "\($0)" } ?? "")")
+                }
+            }
+        }
+        line("answered \(answered) busy \(busy) other \(other)")
+        line("total \(try await counter.add(1))")
     } catch let error as HarborActorSystemError {
         line("error \(error.code) \(error.detail)")
     } catch {
