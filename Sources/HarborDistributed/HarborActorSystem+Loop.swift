@@ -46,7 +46,7 @@ extension HarborActorSystem {
         let dropped = state.withLock { state -> (any DistributedActor)? in
             guard var entry = state.hosted[port] else { return nil }
             entry.port.right.requestNoSendersNotification(to: notifications.makeSendOnceRight())
-            guard entry.port.right.status.sendRights == 0 else { return nil }
+            guard entry.port.right.status.sendRights == 0, entry.checkedInNames == 0 else { return nil }
             defer { entry.strong = nil; state.hosted[port] = entry }
             return entry.strong
         }
@@ -66,12 +66,15 @@ extension HarborActorSystem {
         }
     }
 
-    /// A message at a local actor's port: run it as a call in a task of
-    /// its own, on its sender uid's share of running calls, or answer why
-    /// not.
+    /// A message at a local actor's port, or at a name's port checked in
+    /// for it: run it as a call in a task of its own, on its sender uid's
+    /// share of running calls, or answer why not. A call that waited in
+    /// harbord before the check-in is relayed by harbord, which this
+    /// process trusts (`RelayTrust`): its `trailer.sender` is the real
+    /// sender as harbord vouches, so that sender's uid pays, not harbord's.
     private func received(_ message: consuming Message, at port: PortName) {
         let target = state.withLock { state -> (actor: (any DistributedActor)?, prefix: String?)? in
-            guard let entry = state.hosted[port] else { return nil }
+            guard let entry = state.hosted[state.aliases[port] ?? port] else { return nil }
             return (entry.actor, entry.targetPrefix)
         }
         guard let target else { return }    // neither a call's port nor an actor's: it went meanwhile

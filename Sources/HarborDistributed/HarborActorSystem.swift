@@ -47,10 +47,17 @@ import HarborSystem
 /// ``HarborActorSystemError/Code/deadActor`` at once. The next call finds
 /// the port dead when it sends and throws the same.
 ///
+/// **Other uids.** ``serve(_:as:)`` registers the name, in the caller's
+/// own uid's namespace. For other uids, the policy declares the name
+/// (`shared NAME owner=UID`) and its owner serves the actor with
+/// ``checkIn(_:as:)``: calls sent to the name before then wait in harbord
+/// and are served after the check-in, each charged to its real sender.
+///
 /// **Release.** A local actor is held weakly until a send right to it
 /// leaves this system (``serve(_:as:)``, ``exportedID(of:)``, or passing it
 /// in a call); from then on the system holds it strongly, until its port's
-/// no-senders notification says the last send right anywhere is gone.
+/// no-senders notification says the last send right anywhere is gone. An
+/// actor with a name checked in is held until ``unserve(_:)``.
 ///
 /// **Errors.** Failures of the system are ``HarborActorSystemError``. An
 /// error the remote function throws is rethrown as itself when it is
@@ -103,6 +110,9 @@ public final class HarborActorSystem: DistributedActorSystem, Sendable {
     let notifications: ReceiveRight
     /// The calls each caller uid keeps running here (whoever asks pays).
     let runningCalls = UidShares(perUid: HarborActorSystem.runningCallsPerUid, total: HarborActorSystem.runningCallLimit)
+
+    /// The calls `uid` keeps running in this system now (its share in use).
+    package func runningCallCount(for uid: UInt32) -> Int { runningCalls.held(by: uid) }
 
     /// A system with its receiving thread.
     /// - Parameter bootstrap: the name server for ``serve(_:as:)`` and
@@ -165,8 +175,19 @@ public final class HarborActorSystem: DistributedActorSystem, Sendable {
     /// Forgets a local actor that deinitialised and destroys its port:
     /// remote references become dead names, and calls queued on it fail
     /// with ``HarborActorSystemError/Code/deadActor`` at their callers.
+    /// Names checked in for it are given back to harbord (their ports are
+    /// destroyed; harbord makes each a new port to wait on).
     public func resignID(_ id: HarborActorID) {
-        guard let port = state.withLock({ $0.hosted.removeValue(forKey: id.port)?.port }) else { return }
+        let (port, names) = state.withLock { state -> (PortBox?, [CheckedInName]) in
+            let names = state.checkedIn.filter { $0.value.actor == id.port }
+            for (name, checked) in names {
+                state.checkedIn[name] = nil
+                state.aliases[checked.port.name] = nil
+            }
+            return (state.hosted.removeValue(forKey: id.port)?.port, Array(names.values))
+        }
+        for checked in names { ports.remove(checked.port.right) }
+        guard let port else { return }
         ports.remove(port.right)
     }
 
@@ -243,20 +264,22 @@ public final class HarborActorSystem: DistributedActorSystem, Sendable {
 
     /// Stops the system: its thread ends, pending calls throw
     /// ``HarborActorSystemError/Code/systemShutDown``, the ports of its
-    /// local actors are destroyed (remote references become dead names)
+    /// local actors, and of the names checked in for them, are destroyed
+    /// (remote references become dead names)
     /// and it lets go of every actor it held. Later calls throw
     /// ``HarborActorSystemError/Code/systemShutDown``.
     public func shutdown() {
-        let (pending, hosted) = state.withLock { state -> ([PendingCall], [HostedActor]) in
-            guard !state.stopped else { return ([], []) }
+        let (pending, hosted, names) = state.withLock { state -> ([PendingCall], [HostedActor], [CheckedInName]) in
+            guard !state.stopped else { return ([], [], []) }
             state.stopped = true
-            defer { state.pending = [:]; state.hosted = [:] }
-            return (Array(state.pending.values), Array(state.hosted.values))
+            defer { state.pending = [:]; state.hosted = [:]; state.checkedIn = [:]; state.aliases = [:] }
+            return (Array(state.pending.values), Array(state.hosted.values), Array(state.checkedIn.values))
         }
         for call in pending {
             call.continuation.resume(throwing: HarborActorSystemError(.systemShutDown, "the system was shut down"))
         }
         for entry in hosted { ports.remove(entry.port.right) }
+        for checked in names { ports.remove(checked.port.right) }
         try? notifications.makeSendRight().send(Message(id: ActorWire.stop), timeout: .zero)
         _ = hosted
     }

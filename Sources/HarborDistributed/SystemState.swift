@@ -7,6 +7,11 @@ import HarborPorts
 struct SystemState: Sendable {
     /// The actors this system hosts, by port.
     var hosted: [PortName: HostedActor] = [:]
+    /// Names checked in for local actors, by name.
+    var checkedIn: [String: CheckedInName] = [:]
+    /// The actor's own port for each checked-in name's port: calls
+    /// arriving at the name's port go to that actor.
+    var aliases: [PortName: PortName] = [:]
     /// Calls waiting for an answer, by reply port.
     var pending: [PortName: PendingCall] = [:]
     /// Error types rethrown as themselves, by mangled name.

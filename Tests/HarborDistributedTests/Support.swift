@@ -15,9 +15,12 @@ final class PrivateHarbord {
     let socketPath: String
     let child: Child
 
-    init() {
+    /// - Parameter policy: a policy file's text (`shared NAME owner=UID`), if any.
+    init(policy: String? = nil) {
         socketPath = directory.path + "/bootstrap.sock"
-        child = Child([builtExecutable("harbord"), "--foreground", "--socket", socketPath], environment: baseEnvironment())
+        var arguments = [builtExecutable("harbord"), "--foreground", "--socket", socketPath]
+        if let policy { arguments += ["--policy", directory.write("policy.conf", policy)] }
+        child = Child(arguments, environment: baseEnvironment())
         #expect(child.waitForStderr("ready ("), "harbord did not start")
     }
 
@@ -31,6 +34,16 @@ final class PrivateHarbord {
         #expect(probe.waitForStdout("ready \(name)"), "the probe service did not start")
         return probe
     }
+
+    /// harbor-actor-probe `COMMAND NAME N` as uid and gid 65534 (`nobody`),
+    /// started: a copy of the probe, which nobody can reach wherever the
+    /// build directory is.
+    func probeAsNobody(_ command: String, _ name: String, _ n: Int) -> Child {
+        Child(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", nobodyProbe, command, name, "\(n)"],
+              environment: baseEnvironment() + ["HARBOR_BOOTSTRAP=\(socketPath)"])
+    }
+
+    private lazy var nobodyProbe: String = directory.copy(builtExecutable("harbor-actor-probe"), as: "harbor-actor-probe")
 
     deinit {
         kill(child.pid, SIGTERM)
