@@ -17,6 +17,49 @@ func line(_ text: String) {
     _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
 }
 
+/// `flood NAME N`: N `waitForOpen()` calls at once, then `add(1)`. A
+/// function, not top-level code: in top-level async code the strings
+/// interpolated around the task group's awaits leaked (LeakSanitizer,
+/// Swift 6.3), and the probe's exit code said so.
+func flood(_ system: HarborActorSystem, name: String, count: Int) async {
+    do {
+        let counter = try system.resolve(name: name, as: ProbeCounter.self)
+        var answered = 0, busy = 0, other = 0
+        await withTaskGroup(of: HarborActorSystemError.Code?.self) { group in
+            for _ in 0..<count {
+                group.addTask {
+                    do {
+                        _ = try await counter.waitForOpen()
+                        return nil
+                    } catch let error as HarborActorSystemError {
+                        return error.code
+                    } catch {
+                        return .invalidReply
+                    }
+                }
+            }
+            for await code in group {
+                switch code {
+                case nil: answered += 1
+                case .busy?:
+                    busy += 1
+                    line("busy \(busy)")
+                default:
+                    other += 1
+                    line("error \(code.map { "\($0)" } ?? "")")
+                }
+            }
+        }
+        line("answered \(answered) busy \(busy) other \(other)")
+        let total = try await counter.add(1)
+        line("total \(total)")
+    } catch let error as HarborActorSystemError {
+        line("error \(error.code) \(error.detail)")
+    } catch {
+        line("error \(error)")
+    }
+}
+
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
     line("usage: harbor-actor-probe serve NAME | call NAME N | flood NAME N")
@@ -51,42 +94,7 @@ case "call":
         line("error \(error)")
     }
 case "flood":
-    do {
-        let counter = try system.resolve(name: arguments[2], as: ProbeCounter.self)
-        let count = Int(arguments.count > 3 ? arguments[3] : "1") ?? 1
-        var answered = 0, busy = 0, other = 0
-        await withTaskGroup(of: HarborActorSystemError.Code?.self) { group in
-            for _ in 0..<count {
-                group.addTask {
-                    do {
-                        _ = try await counter.waitForOpen()
-                        return nil
-                    } catch let error as HarborActorSystemError {
-                        return error.code
-                    } catch {
-                        return .invalidReply
-                    }
-                }
-            }
-            for await code in group {
-                switch code {
-                case nil: answered += 1
-                case .busy?:
-                    busy += 1
-                    line("busy \(busy)")
-                default:
-                    other += 1
-                    line("error \(code.map { "\($0)" } ?? "")")
-                }
-            }
-        }
-        line("answered \(answered) busy \(busy) other \(other)")
-        line("total \(try await counter.add(1))")
-    } catch let error as HarborActorSystemError {
-        line("error \(error.code) \(error.detail)")
-    } catch {
-        line("error \(error)")
-    }
+    await flood(system, name: arguments[2], count: Int(arguments.count > 3 ? arguments[3] : "1") ?? 1)
 default:
     line("unknown command \(arguments[1])")
     exit(64)
