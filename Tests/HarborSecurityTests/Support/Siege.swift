@@ -141,7 +141,11 @@ func expectContained(_ siege: Siege, slack: Slack = Slack(), refusals: Int = 0, 
             sourceLocation: sourceLocation)
     // An attack may leave no trace in what the victim holds and still leave
     // it spinning (a readiness signal that never clears).
-    #expect(siege.idleCPU.map { $0 < 0.05 } ?? false, "the victim is busy while idle: \(summary)",
+    // Under a sanitizer its runtime's own thread works after a flood (in a
+    // fresh-clone ThreadSanitizer pass a service passed 5 % once), so the
+    // bound there is 25 %: a victim left spinning still takes the whole CPU.
+    let idleBound = Slack.underSanitizer ? 0.25 : 0.05
+    #expect(siege.idleCPU.map { $0 < idleBound } ?? false, "the victim is busy while idle: \(summary)",
             sourceLocation: sourceLocation)
     if let after = siege.after {
         #expect(after.descriptors <= siege.baseline.descriptors + slack.descriptors,
