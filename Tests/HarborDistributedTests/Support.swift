@@ -9,20 +9,10 @@ import Testing
 /// Every distributed-actor suite nests in here, so they run one at a time.
 @Suite(.serialized, .deadline) struct DistributedTests {}
 
-/// A harbord process on a temporary socket.
-final class PrivateHarbord {
-    let directory = TemporaryDirectory(prefix: "harbor-actors")
-    let socketPath: String
-    let child: Child
-
+extension PrivateHarbord {
+    /// A harbord for one distributed-actor test.
     /// - Parameter policy: a policy file's text (`shared NAME owner=UID`), if any.
-    init(policy: String? = nil) {
-        socketPath = directory.path + "/bootstrap.sock"
-        var arguments = [builtExecutable("harbord"), "--foreground", "--socket", socketPath]
-        if let policy { arguments += ["--policy", directory.write("policy.conf", policy)] }
-        child = Child(arguments, environment: baseEnvironment())
-        #expect(child.waitForStderr("ready ("), "harbord did not start")
-    }
+    convenience init(policy: String? = nil) { self.init(prefix: "harbor-actors", policy: policy) }
 
     /// A client in this process.
     func client() throws -> BootstrapClient { try BootstrapClient(socketPath: socketPath) }
@@ -30,7 +20,7 @@ final class PrivateHarbord {
     /// harbor-actor-probe `serve NAME`, once it says it is ready.
     func serve(_ name: String) -> Child {
         let probe = Child([builtExecutable("harbor-actor-probe"), "serve", name],
-                          environment: baseEnvironment() + ["HARBOR_BOOTSTRAP=\(socketPath)"])
+                          environment: clientEnvironment)
         #expect(probe.waitForStdout("ready \(name)"), "the probe service did not start")
         return probe
     }
@@ -39,15 +29,8 @@ final class PrivateHarbord {
     /// started: a copy of the probe, which nobody can reach wherever the
     /// build directory is.
     func probeAsNobody(_ command: String, _ name: String, _ n: Int) -> Child {
-        Child(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", nobodyProbe, command, name, "\(n)"],
-              environment: baseEnvironment() + ["HARBOR_BOOTSTRAP=\(socketPath)"])
-    }
-
-    private lazy var nobodyProbe: String = directory.copy(builtExecutable("harbor-actor-probe"), as: "harbor-actor-probe")
-
-    deinit {
-        kill(child.pid, SIGTERM)
-        _ = child.exitCode()
+        Child(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", reachableCopy(of: "harbor-actor-probe"), command, name, "\(n)"],
+              environment: clientEnvironment)
     }
 }
 

@@ -23,19 +23,9 @@ struct Answer: Codable, Sendable {
     var count: Int
 }
 
-/// A harbord process on a temporary socket.
-final class PrivateHarbord {
-    let directory = TemporaryDirectory(prefix: "harbor-xpc")
-    let socketPath: String
-    let child: Child
-
-    init(policy: String? = nil) {
-        socketPath = directory.path + "/bootstrap.sock"
-        var arguments = [builtExecutable("harbord"), "--foreground", "--socket", socketPath]
-        if let policy { arguments += ["--policy", directory.write("policy.conf", policy)] }
-        child = Child(arguments, environment: baseEnvironment())
-        #expect(child.waitForStderr("ready ("), "harbord did not start")
-    }
+extension PrivateHarbord {
+    /// A harbord for one XPC test.
+    convenience init(policy: String? = nil) { self.init(prefix: "harbor-xpc", policy: policy) }
 
     /// A client in this process.
     func client() throws -> BootstrapClient { try BootstrapClient(socketPath: socketPath) }
@@ -43,21 +33,15 @@ final class PrivateHarbord {
     /// harbor-xpc-probe `serve NAME REQUIREMENT`, once it says it is ready.
     func serve(_ name: String, requirement: String = "none") -> Child {
         let probe = Child([builtExecutable("harbor-xpc-probe"), "serve", name, requirement],
-                          environment: baseEnvironment() + ["HARBOR_BOOTSTRAP=\(socketPath)"])
+                          environment: clientEnvironment)
         #expect(probe.waitForStdout("ready \(name)"), "the probe service did not start")
         return probe
     }
 
     /// harbor-xpc-probe `call NAME N` as `nobody` (65534): a copy it can reach.
     func callAsNobody(_ name: String, _ n: Int) -> Child {
-        let copy = directory.copy(builtExecutable("harbor-xpc-probe"), as: "harbor-xpc-probe")
-        return Child(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", copy, "call", name, "\(n)"],
-                     environment: baseEnvironment() + ["HARBOR_BOOTSTRAP=\(socketPath)"])
-    }
-
-    deinit {
-        kill(child.pid, SIGTERM)
-        _ = child.exitCode()
+        Child(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", reachableCopy(of: "harbor-xpc-probe"), "call", name, "\(n)"],
+              environment: clientEnvironment)
     }
 }
 
