@@ -65,6 +65,10 @@ struct PacketInvariants {
         guard packet.regions.count <= Message.maximumRegions else {
             fail("decode: \(packet.regions.count) regions, over the limit of \(Message.maximumRegions)")
         }
+        guard packet.files.count <= Message.maximumCarriedFiles else {
+            fail("decode: \(packet.files.count) files, over the limit of \(Message.maximumCarriedFiles)")
+        }
+        for index in packet.files { own(index) }
         var copied = 0
         for region in packet.regions {
             switch region {
@@ -87,6 +91,7 @@ struct PacketInvariants {
         case .sendOnce, .receive: 1
         case .taken: 0
         case .memory, .copiedRegion: fail("decode: a region left among the rights")
+        case .file: fail("decode: a file left among the rights")
         }
         guard right.descriptorCount == count else {
             fail("decode: a \(right.kind) right with \(right.descriptorCount) descriptors")

@@ -9,8 +9,8 @@ import HarborPorts
 /// tag says follows. Integers are LEB128 varints (signed ones zig-zagged),
 /// strings and byte strings a varint length and their bytes, arrays a varint
 /// count and their values, keyed containers a varint count and their
-/// key–value pairs, and a right or region a varint index into the message's
-/// carried rights or regions: never the right itself as bytes.
+/// key–value pairs, and a right, region or file a varint index into the
+/// message's carried rights, regions or files: never the right itself as bytes.
 public enum MessageCodingFormat {
     /// The version this library writes, and the only one it reads.
     public static let version: UInt8 = 1
@@ -23,6 +23,8 @@ public enum MessageCodingFormat {
     public static let maximumRights = Message.maximumCarriedRights
     /// The most out-of-line regions one value may hold (`Message.maximumRegions`).
     public static let maximumRegions = Message.maximumRegions
+    /// The most file descriptors one value may hold (`Message.maximumCarriedFiles`).
+    public static let maximumFiles = Message.maximumCarriedFiles
 
     /// The tag bytes, one per kind of value.
     enum Tag: UInt8 {
@@ -53,5 +55,7 @@ public enum MessageCodingFormat {
         case receiveRight = 0x0D
         /// A varint index into the message's out-of-line regions.
         case region = 0x0E
+        /// A varint index into the message's carried files (C07).
+        case file = 0x0F
     }
 }

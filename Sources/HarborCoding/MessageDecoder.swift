@@ -3,7 +3,7 @@ import HarborPorts
 
 /// Decodes a `Decodable` value from a `Message` that
 /// ``MessageEncoder`` made, in this process or another: its body, and the
-/// carried rights and out-of-line regions the body names.
+/// carried rights, out-of-line regions and files the body names.
 ///
 /// The body is treated as hostile input, since it may come from any process
 /// that holds a send right: before any value is made, the whole body is
@@ -49,6 +49,9 @@ public struct MessageDecoder: Sendable {
             if !state.taken.isEmpty {
                 for index in state.taken { message.content.rights[index] = .taken }
             }
+            if !state.takenFiles.isEmpty {
+                for index in state.takenFiles { message.content.files[index] = nil }
+            }
         }
         do {
             return try BodyDecoder(state: state).unbox(type, at: 0, key: nil)
@@ -65,15 +68,16 @@ public struct MessageDecoder: Sendable {
         let body = message.content.body
         let rights = message.content.rights
         let regions = message.content.regions
+        let files = message.content.files
         let reader: BodyReader
         do {
             reader = try body.withUnsafeBytes { bytes in
-                try BodyReader.parse(bytes, rights: rights.map(\.kind), regionCount: regions.count)
+                try BodyReader.parse(bytes, rights: rights.map(\.kind), regionCount: regions.count, fileCount: files.count)
             }
         } catch {
             throw MessageCodingError.wrapping(error)
         }
-        return DecodingState(body: body, reader: reader, rights: rights, regions: regions, userInfo: userInfo)
+        return DecodingState(body: body, reader: reader, rights: rights, regions: regions, files: files, userInfo: userInfo)
     }
 
     /// Decodes a `T` from `message`, which is used up: whatever the value

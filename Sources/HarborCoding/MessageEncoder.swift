@@ -3,9 +3,10 @@ import HarborPorts
 
 /// Encodes an `Encodable` value into a `Message`: its fields in
 /// a compact binary body (``MessageCodingFormat``, Docs/Coding.md), and its
-/// `SendRight`, ``ReceiveRightCarrier``, ``SendOnceRightCarrier`` and
-/// `MemoryRegion` fields as real carried rights and out-of-line regions,
-/// which the body names by index. ``MessageDecoder`` reads it back, in this
+/// `SendRight`, ``ReceiveRightCarrier``, ``SendOnceRightCarrier``,
+/// `MemoryRegion` and ``FileDescriptorCarrier`` fields as real carried
+/// rights, out-of-line regions and file descriptors, which the body names
+/// by index. ``MessageDecoder`` reads it back, in this
 /// process or another.
 ///
 /// ```swift
@@ -57,6 +58,7 @@ public struct MessageEncoder: Sendable {
         var message = Message(id: id, body: writer.bytes)
         if !state.rights.isEmpty { message.content.rights = state.rights }
         if !state.regions.isEmpty { message.content.regions = state.regions }
+        if !state.files.isEmpty { message.content.files = state.files }
         return message
     }
 }

@@ -76,5 +76,6 @@ public struct MessageValueReader: ~Copyable {
 
     private mutating func markTaken() {
         for index in state.taken { message.content.rights[index] = .taken }
+        for index in state.takenFiles { message.content.files[index] = nil }
     }
 }

@@ -48,6 +48,11 @@ public enum PeerCommand {
     /// ``used`` on reportTo, answer through answer with a coded report
     /// { pid, note, received, regionCount, regionSum } (C03).
     public static let coded: Int32 = 17
+    /// A HarborCoding body { note, reportTo: send, inbox: receive, output:
+    /// file, answer: send-once }: write "written by <pid>" to output, receive
+    /// one message on inbox, send ``used`` on reportTo, answer through answer
+    /// with a coded report { pid, received } (C07).
+    public static let codedFile: Int32 = 18
 
     /// Reply "key=value ...": the port's status and `WireRejections` by reason.
     public static let stats: Int32 = 40
@@ -74,8 +79,10 @@ public enum PeerCommand {
     public static let rights: Int32 = 55
     /// Body "bytes": one `Message(id:payload:)` of that size.
     public static let payload: Int32 = 56
-    /// The misbehaviour commands, ``rawFlood`` through ``payload``.
-    public static let misbehaviour: ClosedRange<Int32> = rawFlood...payload
+    /// Body "messages files": messages with that many pipe ends each (C07).
+    public static let files: Int32 = 57
+    /// The misbehaviour commands, ``rawFlood`` through ``files``.
+    public static let misbehaviour: ClosedRange<Int32> = rawFlood...files
 
     /// Body "n": set RLIMIT_NOFILE so that n more descriptors fit, reply "limit=L".
     public static let limitFiles: Int32 = 60

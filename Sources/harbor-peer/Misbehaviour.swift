@@ -7,6 +7,7 @@ import Glibc
 import Harbor
 import HarborPeerCommands
 import HarborSystem
+import SystemPackage
 
 enum Misbehaviour {
     /// Runs the misbehaviour `id` names, with `text` as its argument and
@@ -24,6 +25,7 @@ enum Misbehaviour {
         case PeerCommand.regions: return "sent=\(regions(target, count: first, bytes: second))"
         case PeerCommand.rights: return "sent=\(rights(target, messages: first, copies: second))"
         case PeerCommand.payload: return "sent=\(payload(target, bytes: first))"
+        case PeerCommand.files: return "sent=\(files(target, messages: first, files: second))"
         default: return "unknown"
         }
     }
@@ -123,6 +125,21 @@ enum Misbehaviour {
             var content = MessageContent(id: Int32(index), body: Array("region \(index)".utf8))
             content.regions.append(region)
             if (try? target.token.port.enqueue(content, deadline: WaitDeadline(timeout: .seconds(10)))) != nil { sent += 1 }
+        }
+        return sent
+    }
+
+    /// `messages` messages, each carrying `files` descriptors: the write
+    /// end of one pipe of this process, attached again and again.
+    private static func files(_ target: SendRight, messages: Int, files: Int) -> Int {
+        var ends: [CInt] = [-1, -1]
+        guard pipe(&ends) == 0 else { return 0 }
+        defer { close(ends[0]); close(ends[1]) }
+        var sent = 0
+        for index in 0..<messages {
+            var message = Message(id: Int32(index), text: "files \(index)")
+            for _ in 0..<files { try? message.attach(FileDescriptor(rawValue: ends[1])) }
+            if (try? target.send(message, timeout: .seconds(10))) != nil { sent += 1 }
         }
         return sent
     }

@@ -102,6 +102,8 @@ func serve() throws {
                 try message.reply(Message(id: PeerCommand.drainTrailers, text: entries.joined(separator: ",")))
             case PeerCommand.coded:
                 try serveCoded(&message)
+            case PeerCommand.codedFile:
+                try serveCodedFile(&message)
             case PeerCommand.burst:
                 for index in 0..<(Int(message.text) ?? 0) { try home.send(Message(id: Int32(index), text: "\(index)")) }
                 try message.reply(Message(id: PeerCommand.burst, text: "sent"))

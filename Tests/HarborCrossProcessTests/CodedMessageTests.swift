@@ -4,6 +4,7 @@ import Harbor
 import HarborCoding
 import HarborPeerCommands
 import HarborTestSupport
+import SystemPackage
 import Testing
 
 @Suite(.serialized, .deadline(.seconds(120)))
@@ -66,6 +67,59 @@ struct CodedMessageTests {
             peer.stop()
             // The peer dropped the moved receive right when it was done: the port died there.
             #expect(throws: PortError.self) { try inboxSender.send(Message(id: 1), timeout: .seconds(5)) }
+        }
+    }
+
+    /// What harbor-peer's `codedFile` command decodes (Sources/harbor-peer/Coded.swift).
+    struct FileDelivery: Codable {
+        var note: String
+        var reportTo: SendRight
+        var inbox: ReceiveRightCarrier
+        var output: FileDescriptorCarrier
+        var answer: SendOnceRightCarrier
+    }
+
+    /// What it answers.
+    struct FileReport: Codable {
+        var pid: Int32
+        var received: [String]
+    }
+
+    @Test func C07_P07_aSendRightAReceiveRightAndAFileAsCodableFieldsEachWorkInAnotherProcess() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let peer = try Peer(home: home)
+            // Made after the spawn: swift-system's pipe is not close-on-exec.
+            let pipe = try FileDescriptor.pipe()
+            defer { try? pipe.readEnd.close() }
+            let reports = ReceiveRight()
+            let answers = ReceiveRight()
+            let inbox = ReceiveRight()
+            let inboxSender = inbox.makeSendRight()
+            let delivery = FileDelivery(
+                note: "file", reportTo: reports.makeSendRight(), inbox: ReceiveRightCarrier(inbox),
+                output: FileDescriptorCarrier(taking: pipe.writeEnd),
+                answer: SendOnceRightCarrier(answers.makeSendOnceRight()))
+            try peer.port.send(MessageEncoder().encode(delivery, id: PeerCommand.codedFile))
+            // Only the peer holds the write end now: the carrier's and the message's copies are gone.
+            try delivery.output.take().close()
+            try inboxSender.send(Message(id: 1, text: "sent after the move"))
+
+            let used = try reports.receive(timeout: .seconds(30))
+            #expect(used.id == PeerCommand.used)
+            #expect(used.text == "used by \(peer.pid)", "the send right reached this process from the peer")
+            var answer = try answers.receive(timeout: .seconds(30))
+            #expect(answer.id == PeerCommand.codedFile, "the send-once right answered")
+            let report = try MessageDecoder().decode(FileReport.self, from: &answer)
+            #expect(report.pid == peer.pid)
+            #expect(report.received == ["sent after the move"], "the receive right moved and receives in the peer")
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let count = try buffer.withUnsafeMutableBytes { try pipe.readEnd.read(into: $0) }
+            #expect(String(decoding: buffer[..<count], as: UTF8.self) == "written by \(peer.pid)",
+                    "the peer wrote through the file it received")
+            peer.stop()
+            // The peer closed its end and exited: no write end is open anywhere.
+            #expect(try buffer.withUnsafeMutableBytes { try pipe.readEnd.read(into: $0) } == 0)
         }
     }
 }

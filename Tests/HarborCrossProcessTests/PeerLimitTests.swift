@@ -382,4 +382,41 @@ struct PeerLimitTests {
             #expect(openDescriptorCount() <= fds)
         }
     }
+
+    /// Carried files (C07): each counts as one of the uid's queued
+    /// descriptors, as a region's memfd does; past its share its messages
+    /// are refused (`overLimit`), and every file comes back, closed, once
+    /// the messages are received and dropped.
+    @Test func C07_P12_carriedFilesAreChargedToTheSendersUidAndBounded() throws {
+        var saved = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved)
+        var lowered = saved
+        lowered.rlim_cur = min(saved.rlim_cur, 4096)
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered)
+        defer { setrlimit(Int32(RLIMIT_NOFILE.rawValue), &saved) }
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let files = Message.maximumCarriedFiles
+            let fitting = PeerLimits.queuedDescriptorsPerUid / files
+            let messages = fitting + 2
+            try home.setQueueLimit(min(1024, messages + 1))
+            let stranger = try Stranger(home: home)
+            let fds = openDescriptorCount()
+            let refusals = WireRejections.count(.overLimit)
+            #expect(try stranger.misbehave(PeerCommand.files, "\(messages) \(files)") == "sent=\(messages)")
+            try pump(home, times: messages + 2)
+            #expect(WireRejections.count(.overLimit) - refusals == messages - fitting,
+                    "past the uid's share of descriptors, its messages are refused")
+            #expect(home.status.queuedMessages == fitting)
+            #expect(openDescriptorCount() - fds >= fitting * files, "the queued files are held here meanwhile")
+            var received = 0
+            while let message = home.tryReceive() {
+                received += message.carriedFileCount
+            }
+            #expect(received == fitting * files)
+            stranger.kill()
+            try pump(home, times: 4)
+            #expect(openDescriptorCount() <= fds, "every file closed with its message, refused or received")
+        }
+    }
 }

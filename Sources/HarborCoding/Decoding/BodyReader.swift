@@ -7,23 +7,25 @@ import HarborPorts
 /// that the body does not pay for), containers are nested at most
 /// ``MessageCodingFormat/maximumDepth`` deep, strings and keys must be
 /// UTF-8, a keyed container must not hold a key twice, and each right or
-/// region index must name a right of that kind or a region that the
-/// message carries, once in the whole body. Every failure is a
+/// region or file index must name a right of that kind, a region or a file
+/// that the message carries, once in the whole body. Every failure is a
 /// ``MessageCodingError``; nothing traps, and the tape holds at most one
 /// node per byte of the body.
 struct BodyReader {
     private let body: UnsafeRawBufferPointer
     private let rightKinds: [CarriedRightKind]
     private let regionCount: Int
+    private let fileCount: Int
     private var offset = 0
     private var rightUsed: [Bool]
     private var regionUsed: [Bool]
+    private var fileUsed: [Bool]
     private(set) var tape: [TapeNode] = []
     private(set) var strings: [String] = []
 
-    /// Parses `body` for a message carrying rights of `rightKinds` and `regionCount` regions.
+    /// Parses `body` for a message carrying rights of `rightKinds`, `regionCount` regions and `fileCount` files.
     static func parse(
-        _ body: UnsafeRawBufferPointer, rights rightKinds: [CarriedRightKind], regionCount: Int
+        _ body: UnsafeRawBufferPointer, rights rightKinds: [CarriedRightKind], regionCount: Int, fileCount: Int = 0
     ) throws(MessageCodingError) -> BodyReader {
         guard body.count <= MessageCodingFormat.maximumBodySize else {
             throw MessageCodingError(.limitExceeded,
@@ -34,7 +36,7 @@ struct BodyReader {
             throw MessageCodingError(.unsupportedVersion,
                                      "version \(version); this decoder reads version \(MessageCodingFormat.version)")
         }
-        var reader = BodyReader(body: body, rightKinds: rightKinds, regionCount: regionCount)
+        var reader = BodyReader(body: body, rightKinds: rightKinds, regionCount: regionCount, fileCount: fileCount)
         reader.tape.reserveCapacity(min(body.count, 32))
         reader.offset = 1
         try reader.value(depth: 0, key: -1..<(-1))
@@ -44,10 +46,12 @@ struct BodyReader {
         return reader
     }
 
-    private init(body: UnsafeRawBufferPointer, rightKinds: [CarriedRightKind], regionCount: Int) {
+    private init(body: UnsafeRawBufferPointer, rightKinds: [CarriedRightKind], regionCount: Int, fileCount: Int) {
         self.body = body
         self.rightKinds = rightKinds
         self.regionCount = regionCount
+        self.fileCount = fileCount
+        fileUsed = Array(repeating: false, count: fileCount)
         rightUsed = Array(repeating: false, count: rightKinds.count)
         regionUsed = Array(repeating: false, count: regionCount)
     }
@@ -106,6 +110,17 @@ struct BodyReader {
             }
             regionUsed[Int(region)] = true
             payload = region
+        case .file:
+            let file = try varint()
+            guard file < UInt64(fileCount) else {
+                throw MessageCodingError(.invalidRightIndex,
+                                         "file \(file) at offset \(at); the message carries \(fileCount)")
+            }
+            guard !fileUsed[Int(file)] else {
+                throw MessageCodingError(.invalidRightIndex, "file \(file) named twice (offset \(at))")
+            }
+            fileUsed[Int(file)] = true
+            payload = file
         }
         tape.append(TapeNode(tag: tag, keyStart: Int32(key.lowerBound), keyLength: Int32(key.count), end: 0,
                              count: count, start: start, payload: payload))

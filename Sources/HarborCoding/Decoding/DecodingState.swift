@@ -13,6 +13,10 @@ final class DecodingState {
     let userInfo: [CodingUserInfoKey: Any]
     @exclusivity(unchecked) private(set) var rights: [CarriedRight]
     let regions: [MappedRegion]
+    /// The message's carried files (nil: taken before this decoding).
+    @exclusivity(unchecked) private(set) var files: [CarriedFile?]
+    /// The indices of the files taken out, to mark taken in the message.
+    @exclusivity(unchecked) private(set) var takenFiles: [Int] = []
     /// The indices of the rights taken out, to mark taken in the message.
     @exclusivity(unchecked) private(set) var taken: [Int] = []
     /// Where the last key looked up in keyed container ``hintContainer``
@@ -22,7 +26,8 @@ final class DecodingState {
     @exclusivity(unchecked) var hint = 0
 
     init(body: [UInt8], reader: BodyReader, rights: [CarriedRight], regions: [MappedRegion],
-         userInfo: [CodingUserInfoKey: Any]) {
+         files: [CarriedFile?] = [], userInfo: [CodingUserInfoKey: Any]) {
+        self.files = files
         self.body = body
         tape = reader.tape
         strings = reader.strings
@@ -49,6 +54,18 @@ final class DecodingState {
     func region(_ node: Int, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) -> MappedRegion {
         try expect(node, .region, path: path())
         return regions[Int(tape[node].payload)]
+    }
+
+    /// Takes the file that node `node` names out of the message.
+    func takeFile(_ node: Int, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) -> CarriedFile {
+        try expect(node, .file, path: path())
+        let index = Int(tape[node].payload)
+        guard let file = files[index] else {
+            throw MessageCodingError(.invalidRightIndex, "file \(index) was already taken", codingPath: path())
+        }
+        files[index] = nil
+        takenFiles.append(index)
+        return file
     }
 
     func isNull(_ node: Int) -> Bool { tape[node].tag == .null }

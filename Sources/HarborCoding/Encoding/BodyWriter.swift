@@ -60,6 +60,9 @@ struct BodyWriter {
         case .region(let index):
             tag(.region)
             varint(UInt64(index))
+        case .file(let index):
+            tag(.file)
+            varint(UInt64(index))
         case .deferred(let encoder):
             try write(encoder.result, depth: depth)
         }

@@ -19,6 +19,8 @@ enum EncodedNode {
     case right(MessageCodingFormat.Tag, Int)
     /// An out-of-line region's index.
     case region(Int)
+    /// A carried file's index.
+    case file(Int)
     /// What an encoder handed out by `superEncoder()` writes, maybe later.
     case deferred(BodyEncoder)
 }

@@ -12,6 +12,9 @@ final class EncodingState {
     let userInfo: [CodingUserInfoKey: Any]
     private(set) var rights: [CarriedRight] = []
     private(set) var regions: [MappedRegion] = []
+    /// Carried files: the message's own duplicates, closed with this state
+    /// if the encoding fails.
+    private(set) var files: [CarriedFile?] = []
     private var carriers: [(index: Int, carrier: any RightCarrier)] = []
 
     init(userInfo: [CodingUserInfoKey: Any]) { self.userInfo = userInfo }
@@ -47,6 +50,16 @@ final class EncodingState {
         }
         regions.append(region)
         return regions.count - 1
+    }
+
+    /// Adds a carried file (a duplicate the message will own); its index.
+    func add(_ file: CarriedFile, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) -> Int {
+        guard files.count < MessageCodingFormat.maximumFiles else {
+            throw MessageCodingError(.limitExceeded, "more than \(MessageCodingFormat.maximumFiles) carried files",
+                                     codingPath: path())
+        }
+        files.append(file)
+        return files.count - 1
     }
 
     private func reserveRight(path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) {

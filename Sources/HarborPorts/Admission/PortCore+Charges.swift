@@ -66,8 +66,8 @@ extension PortCore.Guarded {
         return ledger.charge(usage, to: uid, handedOut: handedOut, queued: ahead)
     }
 
-    /// The descriptors, region bytes and moved queues' body bytes `content`
-    /// holds while queued.
+    /// The descriptors (carried files' included), region bytes and moved
+    /// queues' body bytes `content` holds while queued.
     static func weight(of content: borrowing MessageContent) -> PeerUsage {
         var usage = PeerUsage()
         for right in content.rights { usage = usage + weight(of: right) }
@@ -76,6 +76,7 @@ extension PortCore.Guarded {
             usage.regionBytes += region.count
             if region.descriptor != nil { usage.descriptors += 1 }
         }
+        usage.descriptors += content.carriedFileCount  // one each (Message+Files.swift)
         return usage
     }
 

@@ -152,7 +152,7 @@ public struct Message: ~Copyable, Sendable {
     /// The descriptors this process holds for the message: each carried
     /// right's (a received port's eventfd, epoll set, slot counter and
     /// connections; a proxy's connection and slot counter), the reply
-    /// right's, and one per out-of-line region. What a server that keeps the
+    /// right's, one per out-of-line region and one per carried file. What a server that keeps the
     /// message charges its sender for (P12).
     package var heldDescriptors: Int {
         func held(_ right: CarriedRight?) -> Int {
@@ -164,6 +164,7 @@ public struct Message: ~Copyable, Sendable {
             }
         }
         return content.rights.reduce(0) { $0 + held($1) } + held(content.reply) + content.regions.count
+            + content.carriedFileCount
     }
 
     /// The process the reply right leads to, as the kernel vouches
@@ -214,6 +215,11 @@ extension MessageContent {
         if rights.count > Message.maximumCarriedRights {
             throw PortError(.messageTooLarge,
                             "\(rights.count) carried rights is over the limit of \(Message.maximumCarriedRights)",
+                            returning: self)
+        }
+        if files.count > Message.maximumCarriedFiles {
+            throw PortError(.messageTooLarge,
+                            "\(files.count) carried files is over the limit of \(Message.maximumCarriedFiles)",
                             returning: self)
         }
         stampSender()

@@ -41,7 +41,7 @@ package struct MessageContent: Sendable {
         self.id = id
         self.body = body
         self.countsAgainstLimit = countsAgainstLimit
-        extra = Extra(trailer: trailer, rights: rights, reply: reply, regions: [])
+        extra = Extra(trailer: trailer, rights: rights, reply: reply, regions: [], files: [])
     }
 
     package var trailer: MessageTrailer {
@@ -68,12 +68,20 @@ package struct MessageContent: Sendable {
         _modify { yield &boxed().regions }
     }
 
+    /// Carried file descriptors (Message+Files.swift), in order; nil once
+    /// taken out, so indices do not move. The message owns each one still
+    /// here and closes it when the last copy of the message goes.
+    package var files: [CarriedFile?] {
+        @inlinable @inline(__always) get { extra?.files ?? [] }
+        _modify { yield &boxed().files }
+    }
+
     /// Whether the message has nothing but an id and a body (its trailer
-    /// aside): no rights, no reply right, no regions. Costs no allocation.
+    /// aside): no rights, no reply right, no regions, no files. Costs no allocation.
     @inlinable @inline(__always)
     package var isPlain: Bool {
         guard let extra else { return true }
-        return extra.rights.isEmpty && extra.regions.isEmpty && extra.reply == nil
+        return extra.rights.isEmpty && extra.regions.isEmpty && extra.reply == nil && extra.files.isEmpty
     }
 
     /// Stamps what the receiving port says of a message it hands out (one
@@ -96,7 +104,8 @@ package struct MessageContent: Sendable {
         // Uniqueness first: binding the box to a name would hold a second
         // reference, and every write would copy it.
         if !isKnownUniquelyReferenced(&extra) {
-            extra = extra?.copy() ?? Extra(trailer: MessageTrailer(sender: .current), rights: [], reply: nil, regions: [])
+            extra = extra?.copy()
+                ?? Extra(trailer: MessageTrailer(sender: .current), rights: [], reply: nil, regions: [], files: [])
         }
         return extra.unsafelyUnwrapped
     }
@@ -116,14 +125,17 @@ package struct MessageContent: Sendable {
     @usableFromInline @exclusivity(unchecked) var rights: [CarriedRight]
     @usableFromInline @exclusivity(unchecked) var reply: CarriedRight?
     @usableFromInline @exclusivity(unchecked) var regions: [MappedRegion]
+    @usableFromInline @exclusivity(unchecked) var files: [CarriedFile?]
 
     @usableFromInline
-    init(trailer: MessageTrailer, rights: [CarriedRight], reply: CarriedRight?, regions: [MappedRegion]) {
+    init(trailer: MessageTrailer, rights: [CarriedRight], reply: CarriedRight?, regions: [MappedRegion],
+         files: [CarriedFile?]) {
         self.trailer = trailer
         self.rights = rights
         self.reply = reply
         self.regions = regions
+        self.files = files
     }
 
-    func copy() -> Extra { Extra(trailer: trailer, rights: rights, reply: reply, regions: regions) }
+    func copy() -> Extra { Extra(trailer: trailer, rights: rights, reply: reply, regions: regions, files: files) }
 }

@@ -13,6 +13,12 @@ package enum DescriptorIO {
         if flags >= 0 && flags & O_NONBLOCK == 0 { _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
     }
 
+    /// A new descriptor for `fd`'s open file, close-on-exec, owned by the
+    /// caller. C: `fcntl(F_DUPFD_CLOEXEC)`.
+    package static func duplicate(_ fd: CInt) throws(SystemError) -> CInt {
+        try systemCall("fcntl(F_DUPFD_CLOEXEC)") { fcntl(fd, F_DUPFD_CLOEXEC, CInt(0)) }
+    }
+
     /// Closes `fd` in every program this process executes. C: `fcntl(F_SETFD, FD_CLOEXEC)`.
     package static func setCloseOnExec(_ fd: CInt) { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
 

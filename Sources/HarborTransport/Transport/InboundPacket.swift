@@ -152,6 +152,19 @@ package enum InboundPacket: ~Copyable {
                 }
             }
         }
+        // Carried files: taken as they are, whatever they are (Docs/Security.md,
+        // "Carried files"); charged, like every descriptor, when queued.
+        if !packet.files.isEmpty {
+            var files: [CarriedFile?] = []
+            files.reserveCapacity(packet.files.count)
+            for index in packet.files {
+                guard let file = descriptors.claim(base + index) else {
+                    throw WireRejection(.descriptorMismatch, "file descriptor \(index) missing")
+                }
+                files.append(CarriedFile(file))
+            }
+            content.files = files
+        }
         content.countsAgainstLimit = packet.flags.contains(.countsAgainstLimit)
         return content
     }
@@ -167,7 +180,7 @@ package enum InboundPacket: ~Copyable {
             return descriptor
         }
         switch right.kind {
-        case .taken, .memory, .copiedRegion:
+        case .taken, .memory, .copiedRegion, .file:
             return .taken
         case .send:
             let socket = try take(right.firstDescriptor)

@@ -21,6 +21,7 @@ package enum OutboundPacket {
         guard content.body.count <= Message.maximumBodySize else { return false }
         if content.isPlain { return true }
         return content.rights.isEmpty && content.regions.isEmpty && content.reply?.kind == .taken
+            && content.files.isEmpty
     }
 
     /// A plain message's header, on the stack; its body is sent from the

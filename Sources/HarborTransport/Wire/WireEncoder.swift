@@ -56,7 +56,7 @@ package struct WireEncoder {
     ) throws(PortError) -> (head: [UInt8], tail: [UInt8]) {
         var flags: WireFormat.Flags = content.countsAgainstLimit ? [.countsAgainstLimit] : []
         var exported: [ExportedRight] = []
-        exported.reserveCapacity(content.rights.count + content.regions.count + 1)
+        exported.reserveCapacity(content.rights.count + content.regions.count + content.files.count + 1)
         for right in content.rights { exported.append(try export(right)) }
         // Regions after the rights, the reply right last (the decoder relies on it).
         for region in content.regions {
@@ -82,6 +82,11 @@ package struct WireEncoder {
                 exported.append(ExportedRight(kind: .memory, identity: PortIdentity(origin: 0, number: 0),
                                               descriptors: [file]))
             }
+        }
+        // Carried files after the regions, one descriptor each, zero identity.
+        for case let file? in content.files {
+            exported.append(ExportedRight(kind: .file, identity: PortIdentity(origin: 0, number: 0),
+                                          descriptors: [file.descriptor]))
         }
         if let reply = content.reply, reply.kind != .taken {
             exported.append(try export(reply))

@@ -67,6 +67,9 @@ package enum WireFormat {
         case memory = 5
         /// Not a right: a copied region, its bytes in the fragments that follow.
         case copiedRegion = 6
+        /// Not a right: an open file the message carries (one descriptor),
+        /// after the regions, before the reply right.
+        case file = 7
     }
 
     package enum ConnectionKind: UInt8 {

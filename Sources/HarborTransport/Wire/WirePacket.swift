@@ -18,6 +18,8 @@ package struct WirePacket {
     package var reply: WireRight?
     /// Out-of-line regions, in order.
     package var regions: [WireRegion] = []
+    /// Carried files: each one's descriptor index, in order.
+    package var files: [Int] = []
     /// For a message queued on a moved port: its original sender, as the
     /// port's previous holder vouches (never trusted as kernel-verified).
     package var relayedSender: ProcessIdentity?
@@ -44,6 +46,7 @@ package struct WireRight {
 
 extension WireRight {
     var isRegion: Bool { kind == .memory || kind == .copiedRegion }
+    var isFile: Bool { kind == .file }
 }
 
 /// A moved receive right's state: attributes, connections and queued messages.
@@ -91,7 +94,7 @@ extension WirePacket {
         guard !flags.contains(.inMemoryFile) else {
             throw WireRejection(.unknownKind, "memory-file flag inside a packet")
         }
-        let maximumRights = Message.maximumCarriedRights + 1 + Message.maximumRegions
+        let maximumRights = Message.maximumCarriedRights + 1 + Message.maximumRegions + Message.maximumCarriedFiles
         guard rightCount <= maximumRights, rightCount <= (end - start) / WireFormat.entrySize else {
             throw WireRejection(.badLength, "\(rightCount) rights")
         }
@@ -141,6 +144,7 @@ extension WirePacket {
             case .taken: 0...0
             case .memory: 1...1
             case .copiedRegion: 0...0
+            case .file: 1...1
             }
             guard wanted.contains(count) else {
                 throw WireRejection(.descriptorMismatch, "a \(rightKind) right with \(count) descriptors")
@@ -161,8 +165,24 @@ extension WirePacket {
             } else if nestedOffset != 0 || nestedSize != 0 {
                 throw WireRejection(.badLength, "a \(rightKind) right with a transfer")
             }
+            if rightKind == .file && identity != PortIdentity(origin: 0, number: 0) {
+                throw WireRejection(.badLength, "a file entry with an identity")
+            }
             rights.append(WireRight(kind: rightKind, firstDescriptor: first, descriptorCount: count,
                                     identity: identity, transfer: transfer))
+        }
+        // Carried files: after the regions, before the reply; taken out
+        // first, so what is left is rights, regions, reply as before.
+        var files: [Int] = []
+        if let firstFile = rights.firstIndex(where: \.isFile) {
+            let tail = rights[firstFile...]
+            let isReplyLast = flags.contains(.hasReply) && tail.last?.isFile == false
+            let fileEntries = isReplyLast ? tail.dropLast() : tail[...]
+            guard fileEntries.count <= Message.maximumCarriedFiles, fileEntries.allSatisfy(\.isFile) else {
+                throw WireRejection(.badLength, "files must follow the rights and regions, before the reply")
+            }
+            files = fileEntries.map(\.firstDescriptor)
+            rights.removeSubrange(firstFile..<(firstFile + fileEntries.count))
         }
         var regions: [WireRegion] = []
         var copiedBytes = 0
@@ -199,7 +219,7 @@ extension WirePacket {
             // The entry count was checked before the regions were taken out:
             // a packet whose only entries are regions has no right left here.
             guard let last = rights.popLast() else {
-                throw WireRejection(.badLength, "reply flag, but every entry is a region")
+                throw WireRejection(.badLength, "reply flag, but every entry is a region or a file")
             }
             guard last.kind == .send || last.kind == .sendOnce else {
                 throw WireRejection(.unknownKind, "a reply right must be send or send-once")
@@ -212,7 +232,7 @@ extension WirePacket {
             throw WireRejection(.badLength, "\(rights.count) rights, over the limit of \(Message.maximumCarriedRights)")
         }
         return WirePacket(kind: kind, flags: flags, id: header.id, body: bodyStart..<(bodyStart + bodyLength),
-                          rights: rights, reply: reply, regions: regions)
+                          rights: rights, reply: reply, regions: regions, files: files)
     }
 
     private static func parseTransfer(
