@@ -109,6 +109,22 @@ enum Packets {
         return bytes
     }
 
+    /// A message carrying `files` open files (entry kind 7, one descriptor
+    /// each) and nothing else: what `Message.attach(_:)` sends (C07).
+    static func files(id: Int32, count files: Int) -> [UInt8] {
+        var bytes = header(kind: .message, flags: 1, bodyLength: 0, entries: files, descriptors: files,
+                           total: 24 + files * WireFormat.entrySize)
+        withUnsafeBytes(of: id.littleEndian) { bytes.replaceSubrange(4..<8, with: $0) }
+        for index in 0..<files {
+            var entry = [UInt8](repeating: 0, count: WireFormat.entrySize)
+            entry[0] = WireFormat.RightKind.file.rawValue
+            entry[1] = 1
+            withUnsafeBytes(of: UInt32(index).littleEndian) { entry.replaceSubrange(4..<8, with: $0) }
+            bytes += entry
+        }
+        return bytes
+    }
+
     /// Values at the edges of what the decoder checks.
     static let interesting: [UInt32] = [
         0, 1, 2, 3, 4, 5, 6, 7, 8, 16, 24, 32, 56, 64, 65, 81, 0x7F, 0x80, 0xFF, 0x100, 253, 254, 1024, 1025, 2048,

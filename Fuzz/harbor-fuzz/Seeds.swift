@@ -47,6 +47,9 @@ enum Seeds {
                  Delivery(edits: [ByteEdit(section: 1, offset: 8, operation: 9, value: 3)]))],
         [message(MessageSpec(id: 17, bodyLength: 3), Delivery(connection: 1)), .close(connection: 1),
          message(MessageSpec(id: 18, bodyLength: 3))],
+        // Carried files (C07): an eventfd and a socket as files.
+        [.raw(bytes: Packets.files(id: 19, count: 2), decoys: [Decoy(kind: 0, size: 0), Decoy(kind: 9, size: 0)],
+              connection: 0)],
     ]
 
     private static let transfer: [[Step]] = [

@@ -16,6 +16,7 @@ import HarborMach
 import HarborPorts
 // end snippet
 import HarborSystemd
+import SystemPackage
 
 extension GuideSnippetSources {
     static func bootstrapCheckIn() throws {
@@ -78,6 +79,23 @@ extension GuideSnippetSources {
         var received = try inbox.receive()
         let subscribe = try MessageDecoder().decode(Subscribe.self, from: &received)
         try subscribe.ack.take().send(Message(id: 4))
+        // end snippet
+    }
+
+    static func codingFile(service: SendRight, inbox: borrowing ReceiveRight,
+                           logPipe: (readEnd: FileDescriptor, writeEnd: FileDescriptor)) throws {
+        // snippet: coding-file
+        struct OpenLog: Codable {
+            var name: String
+            var output: FileDescriptorCarrier   // an open file: carried as itself
+        }
+        let log = OpenLog(name: "audit", output: try FileDescriptorCarrier(duplicating: logPipe.writeEnd))
+        try service.send(MessageEncoder().encode(log, id: 1))
+
+        // in the service:
+        let output = try MessageDecoder().decode(OpenLog.self, from: inbox.receive()).output.take()
+        defer { try? output.close() }
+        _ = try output.writeAll("started\n".utf8)
         // end snippet
     }
 
