@@ -53,6 +53,9 @@ public enum PeerCommand {
     /// one message on inbox, send ``used`` on reportTo, answer through answer
     /// with a coded report { pid, received } (C07).
     public static let codedFile: Int32 = 18
+    /// Rights [receive]: write each queued message's text to each file it
+    /// carries, reply "written=N" (files written through) (C07).
+    public static let drainFiles: Int32 = 19
 
     /// Reply "key=value ...": the port's status and `WireRejections` by reason.
     public static let stats: Int32 = 40

@@ -37,3 +37,19 @@ func serveCodedFile(_ message: inout Message) throws {
     let report = CodedFileDelivery.Report(pid: getpid(), received: [received])
     try delivery.answer.take().send(MessageEncoder().encode(report, id: PeerCommand.codedFile))
 }
+
+/// Takes the receive right at 0 and writes each queued message's text to
+/// every file it carries (moved in its queue); the number of files written.
+func drainFiles(_ message: inout Message) throws -> Int {
+    let moved = try message.takeReceiveRight(at: 0)
+    var written = 0
+    while var queued = moved.tryReceive() {
+        for index in 0..<queued.carriedFileCount {
+            let file = try queued.takeFileDescriptor(at: index)
+            defer { try? file.close() }
+            _ = try file.writeAll(Array(queued.text.utf8))
+            written += 1
+        }
+    }
+    return written
+}

@@ -41,6 +41,8 @@ func serve() throws {
                 while let queued = moved.tryReceive() { bodies.append(queued.text) }
                 moved.destroy()  // before replying, so the sender sees a dead name by then
                 try message.reply(Message(id: PeerCommand.drain, text: bodies.joined(separator: ",")))
+            case PeerCommand.drainFiles:
+                try message.reply(Message(id: PeerCommand.drainFiles, text: "written=\(try drainFiles(&message))"))
             case PeerCommand.stall:
                 try port.setQueueLimit(Int(message.text) ?? 1)
                 try message.reply(Message(id: PeerCommand.stall, text: "stalled"))

@@ -122,4 +122,30 @@ struct CodedMessageTests {
             #expect(try buffer.withUnsafeMutableBytes { try pipe.readEnd.read(into: $0) } == 0)
         }
     }
+
+    @Test func C07_P07_filesQueuedInAMovedReceiveRightMoveWithIt() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let peer = try Peer(home: home)
+            let pipe = try FileDescriptor.pipe()
+            defer { try? pipe.readEnd.close() }
+            let moving = ReceiveRight()
+            for text in ["one;", "two;"] {
+                var queued = Message(id: 1, text: text)
+                try queued.attach(pipe.writeEnd)
+                try moving.makeSendRight().send(queued)
+            }
+            try pipe.writeEnd.close()
+            var drain = Message(id: PeerCommand.drainFiles)
+            drain.attach(moving)
+            let reply = try request(peer.port, drain, timeout: .seconds(30))
+            #expect(reply.text == "written=2", "the queue moved with its files, and the peer wrote through each")
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let count = try buffer.withUnsafeMutableBytes { try pipe.readEnd.read(into: $0) }
+            #expect(String(decoding: buffer[..<count], as: UTF8.self) == "one;two;")
+            peer.stop()
+            #expect(try buffer.withUnsafeMutableBytes { try pipe.readEnd.read(into: $0) } == 0,
+                    "no copy of the write end is left, here or there")
+        }
+    }
 }
