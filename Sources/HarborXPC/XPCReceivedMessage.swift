@@ -24,10 +24,15 @@ public final class XPCReceivedMessage: Sendable {
     public let sender: ProcessIdentity
     /// Whether the sender waits for a reply (XPC's `expectsReply`).
     public let expectsReply: Bool
+    /// Whether the message asks for a subscription
+    /// (``XPCSession/subscribe(_:as:queueLimit:)``): hand it to
+    /// ``XPCPublisher/subscribe(_:)``, which answers it.
+    public let isSubscriptionRequest: Bool
 
     init(_ message: consuming Message) {
         sender = message.trailer.sender
         expectsReply = message.hasReplyRight
+        isSubscriptionRequest = message.id == XPCWire.subscribe && message.hasReplyRight
         self.message = HarborLock(Optional(message))
     }
 
@@ -76,6 +81,20 @@ public final class XPCReceivedMessage: Sendable {
     /// Answers with a typed refusal (the sender's call throws `error`).
     func fail(_ error: XPCRichError) {
         try? answer(Message(id: XPCWire.failure, text: "\(error.code.rawValue)\t\(error.reason)"))
+    }
+
+    /// The send right to the subscriber's port a subscription request
+    /// carries last, taken out; nil if there is none.
+    func takeSubscriberRight() -> SendRight? {
+        guard isSubscriptionRequest else { return nil }
+        return message.withLock { message -> SendRight? in
+            guard var held = message.take() else { return nil }
+            let last = held.carriedRights.count - 1
+            var right: SendRight?
+            if last >= 0 { right = try? held.takeSendRight(at: last) }
+            message = consume held
+            return right
+        }
     }
 
     /// Whether a reply is still owed.
