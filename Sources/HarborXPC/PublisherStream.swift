@@ -67,6 +67,20 @@ final class PublisherStream<Event: Encodable & Sendable>: Sendable {
 
     private func ringBell() { try? ring.send(Message(id: XPCWire.wake), timeout: .zero) }
 
+    /// Ends the stream for a subscriber still there: what was published
+    /// before the end, then the end, each only if the port has room now.
+    private func tell(_ error: XPCRichError) {
+        let rest = state.withLock { state -> [Event] in
+            defer { state.backlog = [] }
+            return state.backlog
+        }
+        for event in rest {
+            guard let message = try? MessageEncoder().encode(event, id: XPCWire.event) else { continue }
+            do { try right.send(message, timeout: .zero) } catch { return }
+        }
+        try? right.send(Message(id: XPCWire.streamEnd, text: "\(error.code.rawValue)\t\(error.reason)"), timeout: .zero)
+    }
+
     /// The stream's thread: sends the backlog in order until the stream ends
     /// or the subscriber is gone.
     func run() {
@@ -78,10 +92,7 @@ final class PublisherStream<Event: Encodable & Sendable>: Sendable {
                     return (state.backlog.isEmpty ? nil : state.backlog.removeFirst(), nil)
                 }
                 if let ending = next.1 {
-                    if ending.tell {
-                        let text = "\(ending.error.code.rawValue)\t\(ending.error.reason)"
-                        try? right.send(Message(id: XPCWire.streamEnd, text: text), timeout: .zero)
-                    }
+                    if ending.tell { tell(ending.error) }
                     return
                 }
                 guard let event = next.0 else { break }
