@@ -19,7 +19,7 @@ extension XPCSession {
     ///
     /// - Parameters:
     ///   - request: what to subscribe to, as the service understands it.
-    ///   - as: the type of the events.
+    ///   - type: the type of the events.
     ///   - queueLimit: the subscription port's queue limit (1…1024): how
     ///     many events wait here before the publisher's backlog for this
     ///     subscriber fills (``XPCStreamPolicy``).
