@@ -136,6 +136,35 @@ extension XPCTests {
             #expect(run.longestPublish < .milliseconds(50), "a publish waited \(run.longestPublish)")
         }
 
+        /// X10: under the wait policy, a subscriber that falls more than its
+        /// backlog behind is ended (within the policy's timeout) and its share
+        /// freed, while the other is served; once it runs it gets what its
+        /// port held, in order, then a typed end.
+        @Test func X10_underTheWaitPolicyASubscriberTooFarBehindIsEnded() throws {
+            let harbord = PrivateHarbord()
+            let bootstrap = try harbord.client()
+            let ticks = try XPCPublisher<Tick>(policy: .wait(keep: 8, timeout: .milliseconds(500)))
+            let listener = try publishing("com.example.x10c", ticks, bootstrap: bootstrap)
+            let slow = harbord.subscriber("com.example.x10c", last: 49, limit: 4)
+            let fast = harbord.subscriber("com.example.x10c", last: 49, limit: 1024)
+            kill(slow.pid, SIGSTOP)
+            for n in 0..<50 {
+                ticks.publish(Tick(n: n))
+                usleep(1_000)
+            }
+            #expect(fast.waitForStdout("done"))
+            #expect(events(fast.stdoutSoFar) == Array(0..<50))
+            let ended = waitUntil(.seconds(5)) { ticks.subscriberCount == 0 }
+            #expect(ended != nil, "the subscriber too far behind was not ended: \(ticks.subscriberCount) left")
+            kill(slow.pid, SIGCONT)
+            #expect(slow.waitForStdout("ended"), "the ended stream did not end: \(slow.stdoutSoFar)")
+            let got = events(slow.stdoutSoFar)
+            #expect(!got.isEmpty && got == Array(0..<got.count), "in order from the first: \(got)")
+            #expect(slow.stdoutSoFar.contains("ended connectionInterrupted")
+                    || slow.stdoutSoFar.contains("ended connectionInvalid"), "\(slow.stdoutSoFar)")
+            listener.cancel()
+        }
+
         /// X11: a subscriber killed with SIGKILL ends its subscription at once,
         /// with nothing published (a dead-name notification, never polling):
         /// the count drops and the descriptors it cost are freed.
