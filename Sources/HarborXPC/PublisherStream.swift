@@ -8,6 +8,8 @@ import HarborSystem
 /// thread that sends it, so a full port stalls this stream only.
 final class PublisherStream<Event: Encodable & Sendable>: Sendable {
     let right: SendRight
+    /// The subscriber's send-once right for the end of the stream.
+    private let end: SessionWake
     let uid: UInt32
     let policy: XPCStreamPolicy
     /// The stream thread's doorbell: one wake waits at most.
@@ -22,8 +24,9 @@ final class PublisherStream<Event: Encodable & Sendable>: Sendable {
         var dropped = 0
     }
 
-    init(right: SendRight, uid: UInt32, policy: XPCStreamPolicy) {
+    init(right: SendRight, end: SessionWake, uid: UInt32, policy: XPCStreamPolicy) {
         self.right = right
+        self.end = end
         self.uid = uid
         self.policy = policy
         try? bell.setQueueLimit(1)
@@ -57,7 +60,7 @@ final class PublisherStream<Event: Encodable & Sendable>: Sendable {
         if wake { ringBell() }
     }
 
-    /// Ends the stream; `tell` sends the subscriber `error` if its port has room.
+    /// Ends the stream; `tell` sends the subscriber `error` (after what was published before).
     func end(_ error: XPCRichError, tell: Bool) {
         state.withLock { state in
             if state.ending == nil { state.ending = (error, tell) }
@@ -68,7 +71,8 @@ final class PublisherStream<Event: Encodable & Sendable>: Sendable {
     private func ringBell() { try? ring.send(Message(id: XPCWire.wake), timeout: .zero) }
 
     /// Ends the stream for a subscriber still there: what was published
-    /// before the end, then the end, each only if the port has room now.
+    /// before the end, as far as the port has room now, then the end, on
+    /// the send-once right (which a full port takes too).
     private func tell(_ error: XPCRichError) {
         let rest = state.withLock { state -> [Event] in
             defer { state.backlog = [] }
@@ -76,9 +80,9 @@ final class PublisherStream<Event: Encodable & Sendable>: Sendable {
         }
         for event in rest {
             guard let message = try? MessageEncoder().encode(event, id: XPCWire.event) else { continue }
-            do { try right.send(message, timeout: .zero) } catch { return }
+            do { try right.send(message, timeout: .zero) } catch { break }  // full: the end goes anyway
         }
-        try? right.send(Message(id: XPCWire.streamEnd, text: "\(error.code.rawValue)\t\(error.reason)"), timeout: .zero)
+        end.send(Message(id: XPCWire.streamEnd, text: "\(error.code.rawValue)\t\(error.reason)"))
     }
 
     /// The stream's thread: sends the backlog in order until the stream ends

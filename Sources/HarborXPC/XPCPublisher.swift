@@ -21,8 +21,8 @@ import HarborSystem
 /// ```
 ///
 /// - **Each subscriber its own port.** ``XPCSession/subscribe(_:as:queueLimit:)``
-///   makes a port and sends the only send right to it with its request;
-///   ``subscribe(_:)`` takes it. A subscriber that falls behind fills its
+///   makes a port and sends the only send right to it (and a send-once
+///   right for the stream's end) with its request; ``subscribe(_:)`` takes them. A subscriber that falls behind fills its
 ///   own port and then its own backlog here, which ``policy`` bounds
 ///   (``XPCStreamPolicy``): ``publish(_:)`` never waits, and the other
 ///   subscribers go on receiving. Each subscription has a thread that sends
@@ -33,11 +33,13 @@ import HarborSystem
 ///   subscription ends at once, with nothing published, and everything it
 ///   held (the right and its descriptor, the backlog, the thread, its share)
 ///   goes. Never by polling.
-/// - **The publisher's death ends the streams.** When this publisher (or its
-///   process) goes, every subscriber's port has no senders left: their
-///   streams end with ``XPCRichError/Code/connectionInterrupted``; a
-///   ``cancel(reason:)`` ends them with ``XPCRichError/Code/connectionInvalid``
-///   and the reason.
+/// - **The publisher's death ends the streams.** When its process dies
+///   (even by SIGKILL), the send-once right it holds for each stream's end
+///   dies: every stream ends with ``XPCRichError/Code/connectionInterrupted``;
+///   ``cancel(reason:)`` (also run when the publisher is released) ends
+///   them, after what was published before, with
+///   ``XPCRichError/Code/connectionInvalid`` and the reason: the end goes
+///   on the subscriber's send-once right, which even a full port takes.
 /// - **Whoever asks pays.** One uid holds at most `subscriptionsPerUid` of
 ///   a publisher's subscriptions and all uids together `totalSubscriptions`;
 ///   past that a request is refused with
@@ -99,7 +101,7 @@ public final class XPCPublisher<Event: Encodable & Sendable>: Sendable {
             message.fail(error)
             return error
         }
-        guard message.isSubscriptionRequest, let right = message.takeSubscriberRight() else {
+        guard message.isSubscriptionRequest, let (right, end) = message.takeSubscriberRights() else {
             throw refuse(XPCRichError(.subscriptionRejected, "the message is not a subscription request"))
         }
         let uid = UInt32(message.sender.uid)
@@ -108,7 +110,7 @@ public final class XPCPublisher<Event: Encodable & Sendable>: Sendable {
                                       "uid \(uid) holds \(shares.perUid) subscriptions of this publisher, "
                                       + "or the publisher \(shares.total)"))
         }
-        let stream = PublisherStream<Event>(right: right, uid: uid, policy: policy)
+        let stream = PublisherStream<Event>(right: right, end: end, uid: uid, policy: policy)
         let cancelled = streams.withLock { streams -> XPCRichError? in
             if let cancelled = streams.cancelled { return cancelled }
             streams.table[right.name] = stream
@@ -146,9 +148,10 @@ public final class XPCPublisher<Event: Encodable & Sendable>: Sendable {
         for stream in live { stream.offer(event) }
     }
 
-    /// Ends every subscription: each subscriber's stream throws
-    /// ``XPCRichError/Code/connectionInvalid`` with `reason` (once its port
-    /// has room for the end), and later requests are refused.
+    /// Ends every subscription: each subscriber's stream gives what was
+    /// published before (what its port has room for now) and then throws
+    /// ``XPCRichError/Code/connectionInvalid`` with `reason`; later requests
+    /// are refused.
     public func cancel(reason: String) {
         let error = XPCRichError(.connectionInvalid, "the publisher ended the stream: \(reason)")
         let ending = streams.withLock { streams -> [PublisherStream<Event>] in

@@ -83,17 +83,24 @@ public final class XPCReceivedMessage: Sendable {
         try? answer(Message(id: XPCWire.failure, text: "\(error.code.rawValue)\t\(error.reason)"))
     }
 
-    /// The send right to the subscriber's port a subscription request
-    /// carries last, taken out; nil if there is none.
-    func takeSubscriberRight() -> SendRight? {
+    /// The rights to the subscriber's port a subscription request carries
+    /// last (a send right for the events, a send-once right for the end),
+    /// taken out; nil if they are not there.
+    func takeSubscriberRights() -> (events: SendRight, end: SessionWake)? {
         guard isSubscriptionRequest else { return nil }
-        return message.withLock { message -> SendRight? in
+        return message.withLock { message -> (events: SendRight, end: SessionWake)? in
             guard var held = message.take() else { return nil }
-            let last = held.carriedRights.count - 1
-            var right: SendRight?
-            if last >= 0 { right = try? held.takeSendRight(at: last) }
+            let count = held.carriedRights.count
+            var rights: (events: SendRight, end: SessionWake)?
+            if count >= 2, let events = try? held.takeSendRight(at: count - 2) {
+                let end = try? held.takeSendOnceRight(at: count - 1)
+                switch consume end {
+                case .some(let end): rights = (events, SessionWake(end))
+                case .none: break
+                }
+            }
             message = consume held
-            return right
+            return rights
         }
     }
 

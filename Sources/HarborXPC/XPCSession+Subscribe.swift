@@ -11,7 +11,8 @@ extension XPCSession {
     /// ```
     ///
     /// Makes a port for the subscription and sends the only send right to
-    /// it with `request` (its last carried right: the request's value is
+    /// it, and a send-once right to it for the end of the stream, with
+    /// `request` (its last two carried rights: the request's value is
     /// the service's to decode, with ``XPCReceivedMessage/decode(as:)``, to
     /// know what is asked for). The service's message handler sees
     /// ``XPCReceivedMessage/isSubscriptionRequest`` and hands the message
@@ -39,11 +40,11 @@ extension XPCSession {
         } catch {
             throw XPCRichError(.codingFailed, "queue limit \(queueLimit): \(error)")
         }
-        let right = port.makeSendRight()
-        // The publisher's right will be the only one: its going (the
-        // publisher released, or its process dead) is this port's no-senders.
-        port.requestNoSendersNotification(to: port.makeSendOnceRight())
-        message.attach(right)
+        // The publisher's send right is the only one; the send-once right
+        // carries the stream's end, or dies with the publisher (a send-once
+        // notification here), so either way the stream ends typed.
+        message.attach(port.makeSendRight())
+        message.attach(port.makeSendOnceRight())
         _ = try call(message)
         return XPCSubscription(port: port, service: service)
     }

@@ -24,9 +24,9 @@ public enum XPCStreamPolicy: Sendable, Hashable {
     /// Nothing is lost while the subscriber keeps up within bounds: its
     /// events wait in its backlog (at most `keep`) while its port is full.
     /// When the backlog overflows, or its port stays full for `timeout`,
-    /// the publisher ends that subscription (the subscriber's stream throws
-    /// ``XPCRichError/Code/connectionInvalid`` when the end fits its port,
-    /// else ``XPCRichError/Code/connectionInterrupted``).
+    /// the publisher ends that subscription: the subscriber's stream gives
+    /// what its port held, then throws
+    /// ``XPCRichError/Code/connectionInvalid`` with the reason.
     case wait(keep: Int, timeout: Duration)
 
     /// The most events a subscriber's backlog holds (at least 1).

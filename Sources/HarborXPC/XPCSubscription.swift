@@ -20,12 +20,15 @@ import HarborSystem
 /// ``setEventHandler(_:)`` calls a handler on a thread of its own.
 ///
 /// **Ends are typed.** When the publisher (or its process, even by SIGKILL)
-/// goes, this port has no senders left and the stream throws
+/// goes without ending the stream, the send-once right it held for the end
+/// dies (a send-once notification) and the stream throws
 /// ``XPCRichError/Code/connectionInterrupted`` once the events queued
 /// before are taken; a publisher that ends the stream on purpose
 /// (``XPCPublisher/cancel(reason:)``, or the ``XPCStreamPolicy/wait(keep:timeout:)``
 /// policy giving up on this subscriber) makes it throw
-/// ``XPCRichError/Code/connectionInvalid`` with its reason.
+/// ``XPCRichError/Code/connectionInvalid`` with its reason, sent on a
+/// send-once right this subscription gave it, so it arrives even at a full
+/// port.
 ///
 /// Releasing the subscription destroys its port: the publisher hears of it
 /// (a dead-name notification) and ends the subscription. A subscription
@@ -58,14 +61,20 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
         if let ended = ended.withLock({ $0 }) { throw ended }
         let me = ProcessIdentity.current.pid
         while true {
+            if wasCancelled { throw finish(XPCRichError(.connectionInvalid, "the subscription was cancelled")) }
             var message: Message
             do {
                 message = try port.receive()
             } catch {
                 throw finish(XPCRichError(.connectionInvalid, "the subscription's port failed: \(error.code)"))
             }
+            if wasCancelled { throw finish(XPCRichError(.connectionInvalid, "the subscription was cancelled")) }
             if let notification = message.notification {
-                if case .noSenders = notification {
+                // The end comes on the send-once right the publisher holds:
+                // its message, or its death notification when the publisher
+                // went without sending it (a no-senders could overtake an
+                // end parked at a full port, so it is not the signal).
+                if case .sendOnce = notification {
                     throw finish(XPCRichError(.connectionInterrupted, "the publisher of \(service) went away"))
                 }
                 continue
@@ -89,7 +98,8 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
 
     /// Ends the subscription here: a waiting ``next()`` throws
     /// ``XPCRichError/Code/connectionInvalid``, and so does every later
-    /// one. The publisher ends its side when the subscription is released.
+    /// one (events still queued are not given). Never waits. The publisher
+    /// ends its side when the subscription is released.
     public func cancel() {
         cancelled.withLock { $0 = true }
         stop.fire()
