@@ -71,9 +71,8 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
             if wasCancelled { throw finish(XPCRichError(.connectionInvalid, "the subscription was cancelled")) }
             if let notification = message.notification {
                 // The end comes on the send-once right the publisher holds:
-                // its message, or its death notification when the publisher
-                // went without sending it (a no-senders could overtake an
-                // end parked at a full port, so it is not the signal).
+                // exactly one of its message and its death notification
+                // (the publisher went without sending it) arrives.
                 if case .sendOnce = notification {
                     throw finish(XPCRichError(.connectionInterrupted, "the publisher of \(service) went away"))
                 }
