@@ -49,7 +49,7 @@ final class XPCListenerSession: Sendable {
             case XPCWire.wake where message.trailer.sender.pid == me:
                 end = XPCRichError(.connectionInvalid, "the listener was cancelled")
                 break serving
-            case XPCWire.message, XPCWire.request:
+            case XPCWire.message, XPCWire.request, XPCWire.subscribe:
                 handle(message)
             default:
                 continue  // not ours to answer; its reply right, if any, dies (send-once notification)

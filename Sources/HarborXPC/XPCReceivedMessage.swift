@@ -24,10 +24,15 @@ public final class XPCReceivedMessage: Sendable {
     public let sender: ProcessIdentity
     /// Whether the sender waits for a reply (XPC's `expectsReply`).
     public let expectsReply: Bool
+    /// Whether the message asks for a subscription
+    /// (``XPCSession/subscribe(_:as:queueLimit:)``): hand it to
+    /// ``XPCPublisher/subscribe(_:)``, which answers it.
+    public let isSubscriptionRequest: Bool
 
     init(_ message: consuming Message) {
         sender = message.trailer.sender
         expectsReply = message.hasReplyRight
+        isSubscriptionRequest = message.id == XPCWire.subscribe && message.hasReplyRight
         self.message = HarborLock(Optional(message))
     }
 
@@ -76,6 +81,27 @@ public final class XPCReceivedMessage: Sendable {
     /// Answers with a typed refusal (the sender's call throws `error`).
     func fail(_ error: XPCRichError) {
         try? answer(Message(id: XPCWire.failure, text: "\(error.code.rawValue)\t\(error.reason)"))
+    }
+
+    /// The rights to the subscriber's port a subscription request carries
+    /// last (a send right for the events, a send-once right for the end),
+    /// taken out; nil if they are not there.
+    func takeSubscriberRights() -> (events: SendRight, end: SessionWake)? {
+        guard isSubscriptionRequest else { return nil }
+        return message.withLock { message -> (events: SendRight, end: SessionWake)? in
+            guard var held = message.take() else { return nil }
+            let count = held.carriedRights.count
+            var rights: (events: SendRight, end: SessionWake)?
+            if count >= 2, let events = try? held.takeSendRight(at: count - 2) {
+                let end = try? held.takeSendOnceRight(at: count - 1)
+                switch consume end {
+                case .some(let end): rights = (events, SessionWake(end))
+                case .none: break
+                }
+            }
+            message = consume held
+            return rights
+        }
     }
 
     /// Whether a reply is still owed.

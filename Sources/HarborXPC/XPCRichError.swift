@@ -31,6 +31,10 @@ public struct XPCRichError: Error, Hashable, Sendable, CustomStringConvertible {
         case codingFailed
         /// The peer answered with something the protocol does not allow.
         case protocolViolation
+        /// A publisher refused a subscription (``XPCPublisher/subscribe(_:)``):
+        /// the uid holds its share of the publisher's subscriptions, or the
+        /// publisher holds all it may, or was cancelled; the reason says which.
+        case subscriptionRejected
         /// The message was answered with no reply, or cannot be replied to.
         case noReply
     }

@@ -244,7 +244,7 @@ public final class XPCSession: Sendable {
     }
 
     /// One call: a reply port of its own, a send-once right to it in the request.
-    private func call(_ request: consuming Message) throws(XPCRichError) -> XPCReceivedMessage {
+    func call(_ request: consuming Message) throws(XPCRichError) -> XPCReceivedMessage {
         let (right, generation) = try currentRight()
         let replyPort = ReceiveRight()
         let registered = state.withLock { state -> Result<UInt64, XPCRichError> in
@@ -300,7 +300,7 @@ public final class XPCSession: Sendable {
         if let generation { interrupted(generation: generation) }
     }
 
-    private static func encode(_ value: some Encodable, id: Int32) throws(XPCRichError) -> HarborPorts.Message {
+    static func encode(_ value: some Encodable, id: Int32) throws(XPCRichError) -> HarborPorts.Message {
         do {
             return try MessageEncoder().encode(value, id: id)
         } catch {

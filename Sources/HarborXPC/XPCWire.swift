@@ -20,6 +20,15 @@ enum XPCWire {
     static let failure: Int32 = 0x5850_4307
     /// Client → session: the client cancelled the session.
     static let cancel: Int32 = 0x5850_4308
+    /// Client → session: a request for a subscription (`XPCSession.subscribe`):
+    /// a request whose last two carried rights are a send right (the events)
+    /// and a send-once right (the end) to the subscriber's port.
+    static let subscribe: Int32 = 0x5850_4309
+    /// Publisher → subscriber: one event; the body is the Codable value.
+    static let event: Int32 = 0x5850_430A
+    /// Publisher → subscriber, on the send-once right: the publisher ended
+    /// the stream; the text is `code TAB reason`.
+    static let streamEnd: Int32 = 0x5850_430B
     /// Local only: wakes a thread of this process (a cancel, a death seen elsewhere).
     static let wake: Int32 = 0x5850_43FF
     /// The longest reason text a peer's refusal may carry; longer is cut.

@@ -2,6 +2,9 @@
 //
 //   harbor-xpc-probe serve NAME [none|same-user|root]   a listener; prints "ready"
 //   harbor-xpc-probe call NAME N                        one sendSync; prints "reply N UID" or "error CODE"
+//   harbor-xpc-probe publish NAME                       a listener publishing Tick(n) every 50 ms; prints "ready"
+//   harbor-xpc-probe subscribe NAME LAST [LIMIT]        subscribes; prints "subscribed", "event N" per event,
+//                                                       "done" after event LAST, or "ended CODE"
 //
 // harbord is found as BootstrapClient() finds it ($HARBOR_BOOTSTRAP).
 import Glibc
@@ -16,7 +19,7 @@ func line(_ text: String) {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    line("usage: harbor-xpc-probe serve NAME [none|same-user|root] | call NAME N")
+    line("usage: harbor-xpc-probe serve NAME [none|same-user|root] | call NAME N | publish NAME | subscribe NAME LAST [LIMIT]")
     exit(64)
 }
 switch arguments[1] {
@@ -57,6 +60,47 @@ case "call":
         line("reply \(answer.n) \(answer.uid)")
     } catch {
         line("error \(error.code.rawValue) \(error.reason)")
+    }
+case "publish":
+    let ticks: XPCPublisher<Tick>
+    let listener: XPCListener
+    do {
+        let publisher = try XPCPublisher<Tick>(policy: .dropOldest(keep: 8))
+        ticks = publisher
+        listener = try XPCListener(service: arguments[2]) { request in
+            request.accept { message in
+                if message.isSubscriptionRequest { try? publisher.subscribe(message) }
+                return nil
+            }
+        }
+    } catch {
+        line("error \(error.code.rawValue) \(error.reason)")
+        exit(1)
+    }
+    line("ready \(listener.service)")
+    var n = 0
+    while true {
+        ticks.publish(Tick(n: n))
+        n += 1
+        usleep(50_000)
+    }
+case "subscribe":
+    let last = arguments.count > 3 ? Int(arguments[3]) ?? 0 : 0
+    let limit = arguments.count > 4 ? Int(arguments[4]) ?? 16 : 16
+    do {
+        let session = try XPCSession(machService: arguments[2])
+        let events = try session.subscribe(Ask(op: "subscribe", n: 0), as: Tick.self, queueLimit: limit)
+        line("subscribed")
+        while true {
+            let tick = try events.next()
+            line("event \(tick.n)")
+            if tick.n == last {
+                line("done")
+                exit(0)
+            }
+        }
+    } catch {
+        line("ended \(error.code.rawValue) \(error.reason)")
     }
 default:
     exit(64)

@@ -6,6 +6,9 @@ import HarborXPC
 // snippet: xpc-docc-overview
 import HarborXPC
 // end snippet
+// snippet: xpc-subscriptions
+import HarborXPC
+// end snippet
 
 extension GuideSnippetSources {
     struct Tick: Codable {}
@@ -55,5 +58,33 @@ extension GuideSnippetSources {
         session.cancel(reason: "done")
         // end snippet
         _ = (listener, now, later)
+    }
+
+    struct Subscribe: Codable {}
+    struct Clock: Codable { var seconds: Int }
+
+    static func xpcSubscriptions(seconds: Int) async throws {
+        // snippet: xpc-subscriptions
+
+        // The service: `now` answers once, `subscribe` streams a tick a second.
+        let ticks = try XPCPublisher<Clock>(policy: .dropOldest(keep: 8))
+        let listener = try XPCListener(service: "com.example.clock") { request in
+            request.accept { message in
+                if message.isSubscriptionRequest {        // from session.subscribe(_:as:)
+                    try? ticks.subscribe(message)         // a port per subscriber; answers it
+                    return nil
+                }
+                return Clock(seconds: seconds)            // `now`
+            }
+        }
+        ticks.publish(Clock(seconds: seconds))            // each second; never waits
+
+        // A client.
+        let session = try XPCSession(machService: "com.example.clock")
+        let now = try session.sendSync(Ask(offset: 0)).decode(as: Clock.self)
+        let stream = try session.subscribe(Subscribe(), as: Clock.self)
+        for try await tick in stream { print(tick.seconds) }   // ends with a typed error if the service dies
+        // end snippet
+        _ = (listener, now)
     }
 }
