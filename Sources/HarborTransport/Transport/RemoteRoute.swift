@@ -73,8 +73,9 @@ package final class RemoteRoute: Sendable {
         if counted, let counter, !counter.tryAcquire(), let slots {
             try waitForSlot(slots, deadline: deadline, content: content, port: port)
         }
-        // Only a message carrying rights exports anything that may need undoing.
-        let journal = content.rights.isEmpty && content.reply == nil ? nil : ExportJournal()
+        // Only a send-once or receive right's export may need undoing (a
+        // send right's changes nothing a failed send must give back).
+        let journal = Self.exportsUndoably(content) ? ExportJournal() : nil
         do {
             if OutboundPacket.isPlain(content) {
                 try transmitPlain(content, deadline: deadline)
@@ -89,6 +90,19 @@ package final class RemoteRoute: Sendable {
             throw PortError(error.code, "send to \(name): \(error.detail)", underlying: error.underlying,
                             returning: content)
         }
+    }
+
+    /// Whether `content` carries a right whose export `PortCore.export`
+    /// can undo (a send-once or a receive right): only then is a journal
+    /// made for the send.
+    private static func exportsUndoably(_ content: MessageContent) -> Bool {
+        func undoable(_ right: CarriedRight?) -> Bool {
+            switch right {
+            case .sendOnce?, .receive?: true
+            default: false
+            }
+        }
+        return undoable(content.reply) || content.rights.contains { undoable($0) }
     }
 
     /// Sends a plain message as one packet: its header on the stack, its
