@@ -119,6 +119,10 @@ package struct ParkedMessages {
         return (messages, ends, resumed)
     }
 
+    /// Whether nothing was ever parked, or all of it is gone and forgotten
+    /// (no connection's list or turn left).
+    package var isUnused: Bool { count == 0 && byConnection.isEmpty && turns.isEmpty }
+
     /// Takes every parked message (the port moves or dies), each
     /// connection's in its order.
     package mutating func removeAll() -> [MessageContent] {

@@ -55,6 +55,9 @@ package struct PeerLedger {
     /// released: dropping a message releases the rights it carries, which
     /// takes their ports' locks.
     package mutating func reset() -> [MessageContent] {
+        // A ledger never used (every proxy's, most ports'): nothing to
+        // release, and no new ledger made over it.
+        if entries.isEmpty && byUid.isEmpty && parked.isUnused { return [] }
         defer { self = PeerLedger() }
         let moved = entries.filter { $0.usage.inlineBytes > 0 }
         if !moved.isEmpty {

@@ -63,7 +63,7 @@ extension PortCore {
                 let counted = first.countsAgainstLimit
                 if takeFirst, here, guarded.ledger.parked.count == 0, guarded.machine.queue.isEmpty,
                    !(counted && guarded.isFlooded) {
-                    if let dequeued = guarded.machine.passThrough(first, receivingPort: name) {
+                    if let dequeued = guarded.machine.passThrough(consume first, receivingPort: name) {
                         admission.taken = guarded.handOut(dequeued, wake: &wake, freed: &freed)
                     }
                 } else if let refusal = guarded.admitArrived(

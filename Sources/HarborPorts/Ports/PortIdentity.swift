@@ -84,6 +84,14 @@ package enum PortRegistry {
             guard let made = try? route.creator() else { return }
             creator = made.pid
         }
+        register(core, slots: slots, creator: creator)
+    }
+
+    /// Records `core` as standing for its identity, with what its
+    /// descriptors prove already asked of the kernel by the caller (an
+    /// import): the slot counter's file and, for a proxy, the process that
+    /// made its connection (nil for a port received here).
+    package static func register(_ core: PortCore, slots: FileKey, creator: Int32?) {
         let entry = Entry(core: core, slots: slots, creator: creator)
         withEntries { table, alive in
             // One access to the list in place (one hash; a list read out of

@@ -48,7 +48,7 @@ extension PortCore {
         }
         let proxy = PortCore(identity: identity, name: PortName.next(),
                              location: .proxy(RemoteRoute(socket: socket, slots: counter, creator: creator)))
-        PortRegistry.register(proxy, slots: slotsFile)
+        PortRegistry.register(proxy, slots: slotsFile, creator: creator.pid)
         return SendRightToken(port: proxy)
     }
 

@@ -21,14 +21,24 @@ package final class RemoteRoute: Sendable {
     /// What the route learns after it is made, under one lock (one lock
     /// fewer to make and free with every proxy).
     private let learned: HarborLock<Learned>
-    /// Held for the whole of a fragmented send (never by other sends).
-    private let fragmenting = HarborLock<Int>(0)
+    /// The process that made the connection, when the route's maker had
+    /// already asked the kernel (an imported right): read with no lock.
+    private let madeBy: ProcessIdentity?
 
     private struct Learned {
         /// The eventfd of its wait packets: made on the first wait for a slot, then reused.
         var waiter: SharedDescriptor?
         /// The process that made the connection, once asked (``creator()``).
         var madeBy: ProcessIdentity?
+        /// Held for the whole of a fragmented send (never by other sends):
+        /// made by the route's first one (most routes never fragment, and
+        /// a lock made and freed with every proxy costs both).
+        var fragmenting: FragmentGate?
+    }
+
+    /// The lock a fragmented send holds throughout.
+    private final class FragmentGate: Sendable {
+        let lock = HarborLock<Int>(0)
     }
 
     /// - Parameter creator: the process that made `socket`'s connection, if
@@ -37,6 +47,7 @@ package final class RemoteRoute: Sendable {
         self.socket = socket
         self.slots = slots
         counter = slots?.counter
+        madeBy = creator
         learned = HarborLock(Learned(waiter: nil, madeBy: creator))
     }
 
@@ -44,6 +55,7 @@ package final class RemoteRoute: Sendable {
     /// kernel once: it is fixed when the connection is made, and the socket
     /// of a route never changes, so the answer holds for the route's life.
     package func creator() throws(SystemError) -> ProcessIdentity {
+        if let madeBy { return madeBy }
         if let known = learned.withLockedValue({ $0.madeBy }) { return known }
         let asked = try SeqPacketSocket.creator(socket.rawValue)
         learned.withLockedValue { $0.madeBy = asked }
@@ -61,8 +73,9 @@ package final class RemoteRoute: Sendable {
         if counted, let counter, !counter.tryAcquire(), let slots {
             try waitForSlot(slots, deadline: deadline, content: content, port: port)
         }
-        // Only a message carrying rights exports anything that may need undoing.
-        let journal = content.rights.isEmpty && content.reply == nil ? nil : ExportJournal()
+        // Only a send-once or receive right's export may need undoing (a
+        // send right's changes nothing a failed send must give back).
+        let journal = Self.exportsUndoably(content) ? ExportJournal() : nil
         do {
             if OutboundPacket.isPlain(content) {
                 try transmitPlain(content, deadline: deadline)
@@ -77,6 +90,19 @@ package final class RemoteRoute: Sendable {
             throw PortError(error.code, "send to \(name): \(error.detail)", underlying: error.underlying,
                             returning: content)
         }
+    }
+
+    /// Whether `content` carries a right whose export `PortCore.export`
+    /// can undo (a send-once or a receive right): only then is a journal
+    /// made for the send.
+    private static func exportsUndoably(_ content: MessageContent) -> Bool {
+        func undoable(_ right: CarriedRight?) -> Bool {
+            switch right {
+            case .sendOnce?, .receive?: true
+            default: false
+            }
+        }
+        return undoable(content.reply) || content.rights.contains { undoable($0) }
     }
 
     /// Sends a plain message as one packet: its header on the stack, its
@@ -116,7 +142,13 @@ package final class RemoteRoute: Sendable {
         // One process's fragments must not interleave with its own other
         // fragmented messages on the shared socket: the receiver reassembles
         // per sending process. Only fragmented sends take this lock.
-        try fragmenting.withLock { _ throws(PortError) in
+        let fragmenting = learned.withLockedValue { learned in
+            if let made = learned.fragmenting { return made }
+            let made = FragmentGate()
+            learned.fragmenting = made
+            return made
+        }
+        try fragmenting.lock.withLock { _ throws(PortError) in
             try transmitPacket(packet, body: content.body, deadline: deadline)
             try OutboundPacket.forEachFragment(of: packet.fragmentRegions) { (header, data) throws(PortError) in
                 try sendPacket([header, data], descriptors: [], deadline: deadline)

@@ -117,26 +117,19 @@ extension WirePacket {
             throw WireRejection(.badLength, "reply flag without a right")
         }
         // Entries first, then the body, then the nested section they point into.
-        var entries: [(WireFormat.RightKind, Int, Int, PortIdentity, Int, Int)] = []
-        for _ in 0..<rightCount {
-            let rawRight = try reader.read(UInt8.self)
-            guard let rightKind = WireFormat.RightKind(rawValue: rawRight) else {
-                throw WireRejection(.unknownKind, "right kind \(rawRight)")
-            }
-            let count = Int(try reader.read(UInt8.self))
-            _ = try reader.read(UInt16.self)
-            let first = try reader.readLength()
-            let identity = PortIdentity(origin: try reader.read(UInt64.self), number: try reader.read(UInt64.self))
-            let nestedOffset = try reader.readLength()
-            let nestedSize = try reader.readLength()
-            entries.append((rightKind, first, count, identity, nestedOffset, nestedSize))
-        }
+        // Read twice (checked, then used) rather than kept in an array:
+        // no allocation for what a second look at the same bytes gives.
+        let entriesStart = reader.offset
+        for _ in 0..<rightCount { _ = try readEntry(&reader) }
         let bodyStart = reader.offset
         try reader.skip(bodyLength)
         let nestedStart = reader.offset
         try reader.skip(nestedLength)
         var rights: [WireRight] = []
-        for (rightKind, first, count, identity, nestedOffset, nestedSize) in entries {
+        rights.reserveCapacity(rightCount)
+        var entryReader = ByteReader(reader.base, offset: entriesStart)
+        for _ in 0..<rightCount {
+            let (rightKind, first, count, identity, nestedOffset, nestedSize) = try readEntry(&entryReader)
             let wanted: ClosedRange<Int> = switch rightKind {
             case .send: 2...2
             case .sendOnce: 1...1
@@ -233,6 +226,25 @@ extension WirePacket {
         }
         return WirePacket(kind: kind, flags: flags, id: header.id, body: bodyStart..<(bodyStart + bodyLength),
                           rights: rights, reply: reply, regions: regions, files: files)
+    }
+
+    /// One right entry: kind, first descriptor, descriptor count,
+    /// identity, nested offset and size.
+    @inline(__always)
+    private static func readEntry(
+        _ reader: inout ByteReader
+    ) throws(WireRejection) -> (WireFormat.RightKind, Int, Int, PortIdentity, Int, Int) {
+        let rawRight = try reader.read(UInt8.self)
+        guard let rightKind = WireFormat.RightKind(rawValue: rawRight) else {
+            throw WireRejection(.unknownKind, "right kind \(rawRight)")
+        }
+        let count = Int(try reader.read(UInt8.self))
+        _ = try reader.read(UInt16.self)
+        let first = try reader.readLength()
+        let identity = PortIdentity(origin: try reader.read(UInt64.self), number: try reader.read(UInt64.self))
+        let nestedOffset = try reader.readLength()
+        let nestedSize = try reader.readLength()
+        return (rightKind, first, count, identity, nestedOffset, nestedSize)
     }
 
     private static func parseTransfer(
