@@ -2,6 +2,7 @@
 //
 //   harbor-xpc-probe serve NAME [none|same-user|root]   a listener; prints "ready"
 //   harbor-xpc-probe call NAME N                        one sendSync; prints "reply N UID" or "error CODE"
+//   harbor-xpc-probe siege NAME                         a hostile client (Siege.swift), until killed
 //
 // harbord is found as BootstrapClient() finds it ($HARBOR_BOOTSTRAP).
 import Glibc
@@ -16,7 +17,7 @@ func line(_ text: String) {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    line("usage: harbor-xpc-probe serve NAME [none|same-user|root] | call NAME N")
+    line("usage: harbor-xpc-probe serve NAME [none|same-user|root] | call NAME N | siege NAME")
     exit(64)
 }
 switch arguments[1] {
@@ -58,6 +59,8 @@ case "call":
     } catch {
         line("error \(error.code.rawValue) \(error.reason)")
     }
+case "siege":
+    Siege.run(arguments[2])
 default:
     exit(64)
 }
