@@ -45,7 +45,18 @@ enum XPCTarget {
         /// A port of ours the inputs' rights name (kept for the process's life).
         let scratchPort: Listening
         var scratch: SendRight { scratchPort.wake }
-        let sessions: HarborLock<Set<PortName>>
+        let sessions: Sessions
+    }
+
+    /// The sessions the listener adopted and has not seen end.
+    final class Sessions: Sendable {
+        let names = HarborLock<Set<PortName>>([])
+    }
+
+    /// A session's count of messages.
+    final class Counter: Sendable {
+        private let value = HarborLock(0)
+        func next() -> Int { value.withLock { value -> Int in value += 1; return value } }
     }
 
     static let wire: [Int32] = [
@@ -55,13 +66,13 @@ enum XPCTarget {
 
     static let setup: Setup = {
         let port = Listening(ReceiveRight())
-        let sessions = HarborLock<Set<PortName>>([])
+        let sessions = Sessions()
         let loop = ListenerLoop(
             port: port, requirement: nil,
             handler: { request in
-                let count = HarborLock(0)
+                let count = Counter()
                 return request.accept { message in
-                    let seen = count.withLock { value -> Int in value += 1; return value }
+                    let seen = count.next()
                     guard let ask = try? message.decode(as: Ask.self) else {
                         message.fail(XPCRichError(.codingFailed, "not an ask"))
                         return nil
@@ -69,8 +80,8 @@ enum XPCTarget {
                     return Answer(n: ask.n, count: seen)
                 }
             },
-            adopt: { name, _ in sessions.withLock { _ = $0.insert(name) }; return true },
-            ended: { name in _ = sessions.withLock { $0.remove(name) } })
+            adopt: { name, _ in sessions.names.withLock { _ = $0.insert(name) }; return true },
+            ended: { name in _ = sessions.names.withLock { $0.remove(name) } })
         do { try SystemThread.spawn { loop.run() }.detach() } catch { fail("xpc: no listener thread: \(error)") }
         return Setup(listener: port.wake, scratchPort: Listening(ReceiveRight()), sessions: sessions)
     }()
@@ -173,20 +184,24 @@ enum XPCTarget {
             if !isSession && id == XPCWire.connect { fail("xpc: the listener dropped a connect unanswered") }
             return
         }
-        switch answer.id {
-        case XPCWire.accepted where !isSession && id == XPCWire.connect:
-            if answer.carriedRights.count != 1 { fail("xpc: an acceptance with \(answer.carriedRights.count) rights") }
-        case XPCWire.rejected where !isSession && id == XPCWire.connect:
-            break
-        case XPCWire.reply where isSession:
-            if (try? XPCReceivedMessage(answer).decode(as: Answer.self)) == nil { fail("xpc: a reply that is no answer") }
-        case XPCWire.failure:
-            let parts = answer.text.split(separator: "\t", maxSplits: 1)
-            if parts.first.flatMap({ XPCRichError.Code(rawValue: String($0)) }) == nil {
-                fail("xpc: a failure with no known code: \(answer.text)")
+        let kind = answer.id, text = answer.text, rights = answer.carriedRights.count
+        if kind == XPCWire.reply && isSession {
+            let received = XPCReceivedMessage(answer)
+            if (try? received.decode(as: Answer.self)) == nil { fail("xpc: a reply that is no answer") }
+        } else {
+            switch kind {
+            case XPCWire.accepted where !isSession && id == XPCWire.connect:
+                if rights != 1 { fail("xpc: an acceptance with \(rights) rights") }
+            case XPCWire.rejected where !isSession && id == XPCWire.connect:
+                break
+            case XPCWire.failure:
+                let parts = text.split(separator: "\t", maxSplits: 1)
+                if parts.first.flatMap({ XPCRichError.Code(rawValue: String($0)) }) == nil {
+                    fail("xpc: a failure with no known code: \(text)")
+                }
+            default:
+                fail("xpc: message \(id) to the \(isSession ? "session" : "listener") got answer \(kind)")
             }
-        default:
-            fail("xpc: message \(id) to the \(isSession ? "session" : "listener") got answer \(answer.id)")
         }
         if reply.tryReceive() != nil { fail("xpc: a second answer") }
     }
@@ -208,8 +223,8 @@ enum XPCTarget {
     /// Waits (up to 5 s) for every session the listener adopted to end.
     private static func settle(_ setup: Setup) {
         var waited = 0
-        while !setup.sessions.withLock({ $0.isEmpty }) && waited < 5000 { usleep(1000); waited += 1 }
-        let left = setup.sessions.withLock { $0.count }
+        while !setup.sessions.names.withLock({ $0.isEmpty }) && waited < 5000 { usleep(1000); waited += 1 }
+        let left = setup.sessions.names.withLock { $0.count }
         if left != 0 { fail("xpc: \(left) sessions still held after the input") }
     }
 

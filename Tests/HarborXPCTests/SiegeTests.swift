@@ -71,8 +71,10 @@ extension XPCTests {
                 usleep(50_000)
                 now = usage(of: service.pid)
             }
-            #expect(now.descriptors == baseline.descriptors && now.threads == baseline.threads, "the listener holds \(now.descriptors) descriptors and \(now.threads) threads, "
-                    + "\(baseline.descriptors) and \(baseline.threads) before the siege")
+            let after = "\(now.descriptors) descriptors and \(now.threads) threads"
+            let before = "\(baseline.descriptors) and \(baseline.threads)"
+            #expect(now.descriptors == baseline.descriptors && now.threads == baseline.threads,
+                    "the listener holds \(after), \(before) before the siege")
             #expect(try session.sendSync(Ask(op: "echo", n: 1)).decode(as: Answer.self).n == 1)
             session.cancel(reason: "done")
             _ = service
