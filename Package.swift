@@ -222,7 +222,7 @@ let package = Package(
         // The service and client the XPC tests run as other processes (and uids).
         .executableTarget(
             name: "harbor-xpc-probe",
-            dependencies: ["HarborXPC", "HarborBootstrap", "HarborSystem"],
+            dependencies: ["HarborXPC", "HarborBootstrap", "HarborCoding", "HarborPorts", "HarborSystem"],
             swiftSettings: strict
         ),
         // The process the HarborDistributed tests serve an actor from, and kill.
@@ -344,7 +344,7 @@ if Context.environment["HARBOR_FUZZ"] == "1" {
         .executableTarget(
             name: "harbor-fuzz",
             dependencies: ["HarborTransport", "HarborSystem", "HarborBootstrap", "HarborPorts", "HarborRunLoop", "HarborCoding",
-                           "HarborDistributed", "CHarborLinux", "CHarborFuzz"],
+                           "HarborDistributed", "HarborXPC", "CHarborLinux", "CHarborFuzz"],
             path: "Fuzz/harbor-fuzz",
             swiftSettings: strict
         ),

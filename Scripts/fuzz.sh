@@ -4,7 +4,7 @@
 #   bash Scripts/fuzz.sh [--bounded] [--seconds N] [--minimize] [--seed] [target...]
 #
 # Builds the libFuzzer driver (.build-fuzz, release, with AddressSanitizer)
-# and runs each target (all twelve by default) over its committed corpus,
+# and runs each target (all thirteen by default) over its committed corpus,
 # Fuzz/Corpus/<target>/, printing executions and coverage (libFuzzer's
 # `cov:` and `ft:`) per target. Any crash, trap, sanitizer report, leaked
 # descriptor or unanswered request fails the run and keeps the input in
@@ -22,7 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-targets_all=(packet transfer fragments regions bootstrap policy decode reassembly ledger admission coding actors)
+targets_all=(packet transfer fragments regions bootstrap policy decode reassembly ledger admission coding actors xpc)
 bounded=0
 seconds=""
 minimize=0

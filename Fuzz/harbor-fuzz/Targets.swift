@@ -35,6 +35,8 @@ struct FuzzTarget: Sendable {
                    run: ActorsTarget.run, seeds: { ActorsTarget.seeds }, mutate: nil),
         FuzzTarget(name: "reassembly", summary: "fragmented messages put back together in process: starts, fragments, limits",
                    run: ReassemblyTarget.run, seeds: { ReassemblyTarget.seeds }, mutate: nil),
+        FuzzTarget(name: "xpc", summary: "HarborXPC's sessions in process: what a listener, a session and a reply path decode",
+                   run: XPCTarget.run, seeds: { XPCTarget.seeds }, mutate: nil),
     ]
 
     private static func inbound(_ name: String, _ focus: Focus, _ summary: String) -> FuzzTarget {
