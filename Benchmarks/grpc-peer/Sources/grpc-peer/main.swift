@@ -12,6 +12,7 @@
 // back as the response, as in harbor-bench's other echoes.
 import GRPCCore
 import GRPCNIOTransportHTTP2Posix
+import Foundation
 import Glibc
 
 /// The echo method's descriptor.
@@ -82,8 +83,9 @@ func serve(path: String) async throws {
         guard try await server.listeningAddress != nil else { fail("the server is not listening") }
         print("ready")
         fflush(stdout)
-        // Serve until the parent closes our standard input (or dies).
-        group.addTask {
+        // Serve until the parent closes our standard input (or dies); the
+        // blocking read waits on a thread of its own, not the task pool's.
+        Thread.detachNewThread {
             var byte: UInt8 = 0
             while read(0, &byte, 1) > 0 {}
             server.beginGracefulShutdown()
