@@ -69,7 +69,8 @@ func writeAll(_ fd: CInt, _ buffer: UnsafeRawPointer, _ count: Int) {
 }
 
 func fail(_ text: String) -> Never {
-    fputs("grpc-peer: \(text)\n", stderr)
+    let line = Array("grpc-peer: \(text)\n".utf8)
+    line.withUnsafeBytes { _ = write(2, $0.baseAddress, $0.count) }
     exit(2)
 }
 
@@ -82,7 +83,7 @@ func serve(path: String) async throws {
         group.addTask { try await server.serve() }
         guard try await server.listeningAddress != nil else { fail("the server is not listening") }
         print("ready")
-        fflush(stdout)
+        fflush(nil)
         // Serve until the parent closes our standard input (or dies); the
         // blocking read waits on a thread of its own, not the task pool's.
         Thread.detachNewThread {
