@@ -243,7 +243,8 @@ let package = Package(
         .target(name: "CHarborTimerFloor"),
         .executableTarget(
             name: "harbor-bench",
-            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborBootstrap", "HarborCoding", "CHarborLinux", "CSystemd", "CHarborTimerFloor"],
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborBootstrap", "HarborCoding", "HarborXPC", "HarborDistributed",
+                           "CHarborLinux", "CSystemd", "CHarborTimerFloor"],
             // Not `strict`: the benchmarks mix Foundation and Glibc, and with
             // MemberImportVisibility a clean build attributes Glibc's C structs
             // (timespec) to CoreFoundation in files that import only Glibc.

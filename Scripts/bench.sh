@@ -9,11 +9,16 @@
 # far the absolute figures move between runs. Pinned runs (taskset -c 0)
 # put both threads on one CPU: no cross-CPU wake-up, only context switches.
 #
-# Usage: Scripts/bench.sh [--quick] [--runs N] [--skip-deps] [benchmark...] [-- harbor-bench options]
+# Usage: Scripts/bench.sh [--quick] [--runs N] [--skip-deps] [--grpc|--no-grpc] [benchmark...] [-- harbor-bench options]
 #   --quick       one short run of each kind (the smoke test)
 #   --runs N      process runs per kind (default 5)
 #   --skip-deps   do not call Scripts/install-deps.sh
+#   --grpc        build Benchmarks/grpc-peer (interface-call's gRPC reference) even with --quick
+#   --no-grpc     never build it (interface-call then runs without its gRPC variant)
 #   benchmark     names from `harbor-bench list` (default: all)
+# grpc-peer is built (in Benchmarks/grpc-peer/.build, at most
+# HARBOR_BENCH_GRPC_TIMEOUT seconds, default 3600) only when interface-call
+# or all is asked for, and not with --quick unless --grpc says so.
 # Environment: HARBOR_BENCH_SCRATCH (SwiftPM scratch path, default .build).
 # Results go to bench-results/<UTC time>/ (git-ignored).
 set -euo pipefail
@@ -22,6 +27,7 @@ cd "$(dirname "$0")/.."
 runs=5
 quick=0
 skip_deps=0
+grpc=auto
 benchmarks=()
 extra=()
 while [ $# -gt 0 ]; do
@@ -29,8 +35,10 @@ while [ $# -gt 0 ]; do
         --quick) quick=1; runs=1 ;;
         --runs) runs="${2:?--runs needs a number}"; shift ;;
         --skip-deps) skip_deps=1 ;;
+        --grpc) grpc=yes ;;
+        --no-grpc) grpc=no ;;
         --) shift; extra+=("$@"); break ;;
-        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) extra+=("$1") ;;
         *) benchmarks+=("$1") ;;
     esac
@@ -49,6 +57,25 @@ swift build -c release --product harbor-bench --scratch-path "$scratch" >&2
 # The bootstrap benchmarks start harbord and `harbor watch` from beside harbor-bench.
 for product in harbord harbor; do swift build -c release --product "$product" --scratch-path "$scratch" >&2; done
 binary="$(swift build -c release --scratch-path "$scratch" --show-bin-path)/harbor-bench"
+
+# interface-call's gRPC reference lives in its own package (grpc-swift stays
+# out of the main build); harbor-bench finds it through HARBOR_BENCH_GRPC_PEER.
+wants_grpc=0
+for name in "${benchmarks[@]}"; do
+    case "$name" in all|interface-call) wants_grpc=1 ;; esac
+done
+[ "$grpc" = yes ] && wants_grpc=1
+[ "$grpc" = no ] && wants_grpc=0
+[ "$grpc" = auto ] && [ "$quick" -eq 1 ] && wants_grpc=0
+if [ "$wants_grpc" -eq 1 ]; then
+    echo "== building Benchmarks/grpc-peer (release, at most ${HARBOR_BENCH_GRPC_TIMEOUT:-3600} s)" >&2
+    if timeout "${HARBOR_BENCH_GRPC_TIMEOUT:-3600}" swift build -c release --package-path Benchmarks/grpc-peer >&2; then
+        HARBOR_BENCH_GRPC_PEER="$(swift build -c release --package-path Benchmarks/grpc-peer --show-bin-path)/grpc-peer"
+        export HARBOR_BENCH_GRPC_PEER
+    else
+        echo "grpc-peer did not build: interface-call runs without its gRPC variant" >&2
+    fi
+fi
 
 out="bench-results/$(date -u +%Y%m%dT%H%M%SZ)"
 mkdir -p "$out"

@@ -22,4 +22,5 @@ let registeredBenchmarks: [any RunnableBenchmark] = [
     CrossProcessPayload(size: 16 << 20),
     CrossProcessPayload(size: 256 << 20),
     CodableMessage(),
+    InterfaceCall(),
 ]

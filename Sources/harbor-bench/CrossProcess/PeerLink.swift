@@ -11,6 +11,7 @@ enum PeerJob: UInt64 {
     case chunks, rawMemfd, harborPayload
     case floorPassCred
     case chunksStreaming
+    case startInterfaces
     case exit = 99
 }
 
@@ -90,6 +91,14 @@ final class PeerLink {
         jobInProgress = job != .exit
         var command: (UInt64, UInt64, UInt64, UInt64) = (job.rawValue, UInt64(count), UInt64(size), UInt64(extra))
         _ = withUnsafeBytes(of: &command) { write(control, $0.baseAddress, $0.count) }
+    }
+
+    /// Has the peer start `interface-call`'s XPC listener and actor on the
+    /// harbord at `socketPath` (the path goes as a message to its port).
+    func startInterfaces(socketPath: String) throws {
+        begin(.startInterfaces, count: 1)
+        try toPeer.send(Message(id: 4, text: socketPath))
+        try end()
     }
 
     /// Waits for the peer to finish the job.

@@ -23,6 +23,8 @@ final class PeerProcess {
     let home: SendRight
     let port = ReceiveRight()
     let sdbus: SDBusServer
+    /// `interface-call`'s listener and actor, once asked for.
+    var interfaces: InterfacePeer?
     /// One receive buffer, as large as the largest packet any job sends.
     let buffer = UnsafeMutableRawPointer.allocate(byteCount: 1 << 20, alignment: 64)
     static let bufferSize = 1 << 20
@@ -174,6 +176,9 @@ final class PeerProcess {
                 }
                 try home.send(Message(id: 3, body: withUnsafeBytes(of: &sum) { Array($0) }))
             }
+        case .startInterfaces:
+            let path = try port.receive().text
+            interfaces = try InterfacePeer(socketPath: path)
         case .exit:
             return
         }
