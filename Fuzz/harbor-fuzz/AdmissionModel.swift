@@ -59,8 +59,10 @@ struct AdmissionModel {
         let (queued, counted, limit, parked, paused, ends) = core.state.withGuarded { guarded in
             var paused: UInt64 = 0
             var ends = 0
-            for token in 1...UInt64(AdmissionTarget.connections) {
-                if guarded.ledger.parked.isPaused(token) { paused |= 1 << token }
+            for token in 1...UInt64(AdmissionTarget.connections) where guarded.ledger.parked.isPaused(token) {
+                // Only a paused connection has anything parked, its end
+                // included (`ends(of:)` is 0 for any other, by its first line).
+                paused |= 1 << token
                 ends += guarded.ledger.parked.ends(of: token)
             }
             return (guarded.machine.queue.count, guarded.machine.countedMessages, guarded.machine.queueLimit,

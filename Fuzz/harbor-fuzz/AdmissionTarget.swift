@@ -83,6 +83,7 @@ enum AdmissionTarget {
             // A queue moved in with a receive right: its messages, in order.
             let count = Int(reader.byte() % 6)
             var messages: [MessageContent] = []
+            messages.reserveCapacity(count)
             for _ in 0..<count {
                 var content = MessageContent(id: model.nextID(from: 0), body: [])
                 content.countsAgainstLimit = reader.flag()

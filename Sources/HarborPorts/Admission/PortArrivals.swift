@@ -95,7 +95,11 @@ package struct PortArrivals: ~Copyable, Sendable {
     }
 
     /// Appends a connection's end, behind what it delivered.
-    package mutating func append(_ ending: Ending) { endings = (endings ?? []) + [ending] }
+    package mutating func append(_ ending: Ending) {
+        // In place: `(endings ?? []) + [ending]` made two arrays a call.
+        if endings == nil { endings = [] }
+        endings!.append(ending)
+    }
 }
 
 /// The connection (by epoll token) each message of a batch came from, as
@@ -113,17 +117,45 @@ package struct ConnectionRuns: Sendable {
 
     @usableFromInline mutating func append(_ token: UInt64) {
         if lastCount > 0 && token != lastToken {
-            earlierRuns = (earlierRuns ?? []) + [(lastToken, lastCount)]
+            // In place: `(earlierRuns ?? []) + [run]` made two arrays a run.
+            if earlierRuns == nil {
+                earlierRuns = []
+                earlierRuns!.reserveCapacity(8)
+            }
+            earlierRuns!.append((lastToken, lastCount))
             lastCount = 0
         }
         lastToken = token
         lastCount += 1
     }
 
-    /// The tokens, in order.
-    func tokens() -> [UInt64] {
-        var tokens: [UInt64] = []
-        for run in earlierRuns ?? [] { tokens += repeatElement(run.token, count: run.count) }
-        return tokens + repeatElement(lastToken, count: lastCount)
+    /// The tokens, in order, read from the runs (no array of them).
+    func tokens() -> Tokens { Tokens(runs: self) }
+
+    /// The tokens of a batch, one a message, in order.
+    struct Tokens: IteratorProtocol {
+        private let runs: ConnectionRuns
+        /// The run being read: an index into `earlierRuns`, then its count (the last run).
+        private var run = 0
+        /// Tokens of that run already given.
+        private var given = 0
+
+        init(runs: ConnectionRuns) { self.runs = runs }
+
+        mutating func next() -> UInt64? {
+            let earlier = runs.earlierRuns?.count ?? 0
+            while run < earlier {
+                let current = runs.earlierRuns![run]
+                if given < current.count {
+                    given += 1
+                    return current.token
+                }
+                run += 1
+                given = 0
+            }
+            guard given < runs.lastCount else { return nil }
+            given += 1
+            return runs.lastToken
+        }
     }
 }

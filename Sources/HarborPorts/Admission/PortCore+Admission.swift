@@ -151,7 +151,7 @@ extension PortCore.Guarded {
             readiness?.signalWhileLocked()
             return
         }
-        var tokens = runs.tokens().makeIterator()
+        var tokens = runs.tokens()
         while let content = batch.popFirst() {
             let token = tokens.next() ?? 0
             if let refusal = admitArrived(content, from: token, source: source, through: connections, counter: counter,
