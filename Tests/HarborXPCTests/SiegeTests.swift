@@ -65,15 +65,21 @@ extension XPCTests {
             #expect(unanswered == 0, "\(unanswered) of root's \(calls) calls went unanswered")
             #expect(slowest < .seconds(5), "root's slowest call took \(slowest)")
 
+            // Back to baseline means nothing more: a descriptor the process
+            // held before and let go since (under AddressSanitizer it held
+            // 21 before and 20 after) is no leak.
+            func settled(_ now: (descriptors: Int, threads: Int)) -> Bool {
+                now.descriptors <= baseline.descriptors && now.threads <= baseline.threads
+            }
             var now = usage(of: service.pid)
-            let settled = ContinuousClock.now + .seconds(30)
-            while now != baseline && ContinuousClock.now < settled {
+            let settleBy = ContinuousClock.now + .seconds(30)
+            while !settled(now) && ContinuousClock.now < settleBy {
                 usleep(50_000)
                 now = usage(of: service.pid)
             }
             let after = "\(now.descriptors) descriptors and \(now.threads) threads"
             let before = "\(baseline.descriptors) and \(baseline.threads)"
-            #expect(now.descriptors == baseline.descriptors && now.threads == baseline.threads,
+            #expect(settled(now),
                     "the listener holds \(after), \(before) before the siege")
             #expect(try session.sendSync(Ask(op: "echo", n: 1)).decode(as: Answer.self).n == 1)
             session.cancel(reason: "done")
