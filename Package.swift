@@ -171,11 +171,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The command-line tool: lookup, list, send, ping, watch.
+        // The command-line tool: lookup, list, send, ping, watch, introspect, call.
         .executableTarget(
             name: "harbor",
             dependencies: [
-                "HarborBootstrap", "HarborPorts",
+                "HarborBootstrap", "HarborPorts", "HarborXPC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
