@@ -317,7 +317,8 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborXPCTests",
-            dependencies: ["HarborXPC", "HarborBootstrap", "HarborSystem", "HarborTestSupport", "harbord", "harbor-xpc-probe"],
+            dependencies: ["HarborXPC", "HarborBootstrap", "HarborCoding", "HarborSystem", "HarborTestSupport", "harbord",
+                           "harbor-xpc-probe", "harbor"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 // HarborXPC tests — interfaces and tools: `harbor introspect` and `harbor call` against a real listener (X17, X18).
 import Glibc
 import HarborBootstrap
+import HarborCoding
 import HarborSystem
 import HarborTestSupport
 @testable import HarborXPC
@@ -61,6 +62,18 @@ extension XPCTests {
             #expect(published.methods.map(\.name) == ["echo", "check"])
             #expect(published.method(named: "echo")?.request == .object(["n": .int, "op": .string]))
 
+            // A hostile listener's names are printed escaped, never raw.
+            var hostile = XPCMethodRouter(interface: "evil\u{1B}]0;owned\u{07}")
+            try hostile.add("m\u{1B}[2J", example: Ask(op: "", n: 0), reply: Ask(op: "", n: 0)) { $0 }
+            let evil = try XPCListener(service: "com.example.x17.evil", bootstrap: harbord.client(),
+                                       interface: hostile.interface) { $0.reject(reason: "no") }
+            for arguments in [["introspect", "com.example.x17.evil"], ["introspect", "com.example.x17.evil", "--json"]] {
+                let shown = harbord.runHarbor(arguments)
+                #expect(shown.status == 0 && !shown.stdout.utf8.contains(0x1B) && !shown.stdout.utf8.contains(0x07), "\(shown)")
+                #expect(shown.stdout.contains(#"evil\u{1B}]0;owned"#) || shown.stdout.contains(#"evil\u001b]0;owned"#), "\(shown)")
+            }
+            evil.cancel()
+
             let plain = harbord.serve("com.example.x17.plain")
             let none = harbord.runHarbor(["introspect", "com.example.x17.plain"])
             #expect(none.status == 1 && none.stderr.contains("methodNotFound"), "\(none)")
@@ -111,6 +124,38 @@ extension XPCTests {
             #expect(try session.sendSync(Ask(op: "echo", n: 4)).decode(as: Answer.self).n == 4,
                     "a message that is not a method call went to the router's fallback")
             session.cancel(reason: "done")
+        }
+
+        /// X18: HarborCoding is self-describing, so a typed value converts to
+        /// an `XPCValue` and back without its Swift type, and JSON's numbers
+        /// are fitted to the published type (an integer for a double, an
+        /// array of numbers for bytes).
+        @Test func X18_aValueConvertsWithoutItsSwiftType() throws {
+            struct Sample: Codable, Equatable {
+                var name: String
+                var ratio: Double
+                var bytes: [UInt8]
+                var items: [Int]
+                var inner: [String: Bool]
+                var big: UInt64
+            }
+            let sample = Sample(name: "a\u{1B}b", ratio: 2.5, bytes: [1, 2], items: [-1, 3], inner: ["x": true], big: .max)
+            let value = try MessageDecoder().decode(XPCValue.self, from: MessageEncoder().encode(sample, id: 1))
+            #expect(value == .object(["name": .string("a\u{1B}b"), "ratio": .double(2.5), "bytes": .bytes([1, 2]),
+                                      "items": .array([.int(-1), .int(3)]), "inner": .object(["x": .bool(true)]),
+                                      "big": .uint(.max)]))
+            #expect(try MessageDecoder().decode(Sample.self, from: MessageEncoder().encode(value, id: 1)) == sample)
+
+            let type = try XPCType(describing: sample)
+            #expect(type.description == "(big: int, bytes: bytes, inner: (x: bool), items: []int, name: string, ratio: double)")
+            let fromJSON = XPCValue.object(["name": .string("n"), "ratio": .int(3), "bytes": .array([.int(7)]),
+                                            "items": .array([]), "inner": .object([:]), "big": .int(1)])
+            let fitted = fromJSON.fitted(to: type)
+            let decoded = try MessageDecoder().decode(Sample.self, from: MessageEncoder().encode(fitted, id: 1))
+            #expect(decoded == Sample(name: "n", ratio: 3, bytes: [7], items: [], inner: [:], big: 1))
+            #expect(throws: MessageCodingError.self, "unfitted, the integer is not a double") {
+                try MessageDecoder().decode(Sample.self, from: MessageEncoder().encode(fromJSON, id: 1))
+            }
         }
     }
 }
