@@ -8,8 +8,9 @@ import HarborSystem
 struct ListenerLoop: Sendable {
     let port: Listening
     let requirement: XPCPeerRequirement?
-    /// What an introspection request is answered with (nil: `methodNotFound`).
-    let interface: XPCInterface?
+    /// What an introspection request is answered with (nil: `methodNotFound`);
+    /// defaulted, so the `xpc` fuzz target's loop needs no interface.
+    var interface: XPCInterface? = nil
     let handler: @Sendable (XPCListener.IncomingSessionRequest) -> XPCListener.IncomingSessionRequest.Decision
     let adopt: @Sendable (PortName, SessionWake) -> Bool
     let ended: @Sendable (PortName) -> Void
