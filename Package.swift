@@ -317,7 +317,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborXPCTests",
-            dependencies: ["HarborXPC", "HarborBootstrap", "HarborCoding", "HarborSystem", "HarborTestSupport", "harbord",
+            dependencies: ["HarborXPC", "HarborBootstrap", "HarborCoding", "HarborPorts", "HarborSystem", "HarborTestSupport", "harbord",
                            "harbor-xpc-probe", "harbor"],
             swiftSettings: strict
         ),

@@ -2,6 +2,7 @@
 import Glibc
 import HarborBootstrap
 import HarborCoding
+import HarborPorts
 import HarborSystem
 import HarborTestSupport
 @testable import HarborXPC
@@ -115,6 +116,18 @@ extension XPCTests {
 
             let missing = harbord.runHarbor(["call", "com.example.x18.none", "echo", "{}"])
             #expect(missing.status == 2, "\(missing)")
+
+            // A reply a tool cannot show (it holds a right) is a typed error, not a crash.
+            var rights = XPCMethodRouter(interface: "com.example.x18.rights")
+            let spare = ReceiveRight()
+            let handed = spare.makeSendRight()
+            rights.add("port", request: .object([:]), reply: .any) { (_: XPCValue) in [handed] }
+            let router = rights
+            let holder = try XPCListener(service: "com.example.x18.rights", bootstrap: harbord.client(),
+                                         interface: router.interface) { $0.accept(methods: router) }
+            let right = harbord.runHarbor(["call", "com.example.x18.rights", "port"])
+            #expect(right.status == 1 && right.stderr.contains("codingFailed"), "\(right)")
+            holder.cancel()
 
             // The same calls in process, and an ordinary message beside them.
             let session = try XPCSession(machService: name, bootstrap: harbord.client())
