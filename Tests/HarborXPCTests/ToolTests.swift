@@ -75,6 +75,13 @@ extension XPCTests {
             }
             evil.cancel()
 
+            // Only to processes the listener's requirement admits.
+            let guarded = try XPCListener(service: "com.example.x17.guarded", requirement: .hasUserID(4242),
+                                          bootstrap: harbord.client(), interface: hostile.interface) { $0.reject(reason: "no") }
+            let refused = harbord.runHarbor(["introspect", "com.example.x17.guarded"])
+            #expect(refused.status == 1 && refused.stderr.contains("peerRequirementNotMet"), "\(refused)")
+            guarded.cancel()
+
             let plain = harbord.serve("com.example.x17.plain")
             let none = harbord.runHarbor(["introspect", "com.example.x17.plain"])
             #expect(none.status == 1 && none.stderr.contains("methodNotFound"), "\(none)")
