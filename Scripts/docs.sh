@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Harbor — builds the DocC documentation of every library target with
-# swift-docc-plugin and fails on any DocC warning (a broken symbol link, an
-# unknown parameter, a missing article): the documentation builds clean.
+# swift-docc-plugin, as one site, and fails on any DocC warning (a broken
+# symbol link, an unknown parameter, a missing article) or if a type named
+# on one module's page does not link to the module that declares it.
 #
 #   bash Scripts/docs.sh [--scratch-path DIR] [target...]
 #
 # Every library product has a catalog, Sources/<target>/<target>.docc (a
-# library without one fails the script); the archives land in
-# <scratch>/plugins/Swift-DocC/outputs/<target>.doccarchive. The scratch
-# folder defaults to .build, so after Scripts/build.sh the libraries are
-# already compiled and only the symbol graphs and DocC itself run.
+# library without one fails the script). With every target (the default)
+# the site is one archive, <scratch>/plugins/Swift-DocC/outputs/Harbor.doccarchive
+# (swift-docc-plugin's combined documentation: each module's symbols link
+# to the modules it uses); view it with
+#   python3 -m http.server --directory <that archive> 8000
+# and http://localhost:8000/documentation/harbor. Named targets build one
+# archive each, <target>.doccarchive beside it. The scratch folder
+# defaults to .build, so after Scripts/build.sh the libraries are already
+# compiled and only the symbol graphs and DocC itself run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,13 +24,15 @@ targets=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --scratch-path) scratch="$2"; shift ;;
-        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
         -*) echo "docs: unknown option $1" >&2; exit 2 ;;
         *) targets+=("$1") ;;
     esac
     shift
 done
+combined=()
 if [[ ${#targets[@]} -eq 0 ]]; then
+    combined=(--enable-experimental-combined-documentation)
     # Every library product's target, each of which must have a catalog.
     missing=()
     for target in $(sed -n 's/^ *\.library(name: "[^"]*", targets: \["\([^"]*\)"\]).*/\1/p' Package.swift); do
@@ -46,7 +54,7 @@ args=()
 for target in "${targets[@]}"; do args+=(--target "$target"); done
 set +e
 swift package --scratch-path "$scratch" --disable-sandbox \
-    generate-documentation "${args[@]}" --warnings-as-errors >"$log" 2>&1
+    generate-documentation "${args[@]}" ${combined[@]+"${combined[@]}"} --warnings-as-errors >"$log" 2>&1
 status=$?
 set -e
 # DocC prints its findings as `warning:`/`error:` lines, each after the
@@ -61,4 +69,25 @@ if [[ $status -ne 0 ]] || grep -q -E "(warning|error):" <<<"$findings"; then
     echo "docs: FAILED (exit $status); the full log is $log" >&2
     exit 1
 fi
-echo "docs: ${#targets[@]} catalog(s) built warning-free in $((SECONDS - start)) s"
+if [[ ${#combined[@]} -gt 0 ]]; then
+    # One site: every module in the one archive, and a type from another
+    # module linked, not plain text (HarborBootstrap's `lookUp` returns
+    # HarborPorts' `SendRight`).
+    site=$scratch/plugins/Swift-DocC/outputs/Harbor.doccarchive
+    for target in "${targets[@]}"; do
+        module=$(tr '[:upper:]' '[:lower:]' <<<"$target")
+        if [[ ! -f $site/data/documentation/$module.json ]]; then
+            echo "docs: FAILED: the site $site has no page for $target" >&2
+            exit 1
+        fi
+    done
+    page="$site/data/documentation/harborbootstrap/bootstrapclient/lookup(_:).json"
+    if ! grep -q '"identifier":"doc:\\/\\/HarborPorts\\/documentation\\/HarborPorts\\/SendRight"' "$page" 2>/dev/null; then
+        echo "docs: FAILED: BootstrapClient.lookUp(_:) on the site does not link SendRight to HarborPorts ($page)" >&2
+        exit 1
+    fi
+    echo "docs: one site, ${#targets[@]} modules linked across, built warning-free in $((SECONDS - start)) s: $site"
+    echo "docs: view it: python3 -m http.server --directory $site 8000, then http://localhost:8000/documentation/harbor"
+else
+    echo "docs: ${#targets[@]} catalog(s) built warning-free in $((SECONDS - start)) s"
+fi

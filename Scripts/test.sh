@@ -3,7 +3,7 @@
 # installs what is missing, builds warning-free, checks what the compiler
 # does not (Scripts/soundness.sh), model-checks the port protocol
 # (Scripts/model.sh, Docs/Model.md), runs every test, builds
-# the DocC documentation warning-free (Scripts/docs.sh), then
+# the DocC documentation as one site, warning-free (Scripts/docs.sh), then
 # checks the shipped systemd units (lint, and harbord under a real systemd
 # booted in private namespaces: Docs/Systemd.md). The systemd steps skip,
 # saying why, only on a machine without systemd or without namespaces.
@@ -35,7 +35,7 @@ if [[ $status -ne 0 ]]; then
 fi
 echo "test: swift tests passed"
 
-echo "test: DocC, every library's catalog warning-free (Scripts/docs.sh)"
+echo "test: DocC, one site of every library, warning-free and linked across modules (Scripts/docs.sh)"
 bash Scripts/docs.sh
 
 echo "test: fuzzing, 20 s a target over its corpus (Scripts/fuzz.sh --bounded)"
