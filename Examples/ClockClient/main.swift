@@ -7,8 +7,9 @@
 //
 // A failure prints "error CODE REASON" (a one-shot command then exits 1).
 // While an alarm is pending the client watches the service's process: if it
-// dies, the error says how long after its exit the call failed:
-// "error connectionInterrupted after MS ms from pid PID's exit: REASON".
+// dies, the error says how long after its exit the call failed, and when
+// (CLOCK_REALTIME, seconds since 1970):
+// "error connectionInterrupted after MS ms from pid PID's exit, at S.NNNNNNNNN: REASON".
 import ClockInterface
 import Glibc
 import HarborSystem
@@ -48,8 +49,11 @@ func alarm(_ session: XPCSession, seconds: Int) throws(XPCRichError) -> String {
         return "alarm \(time) from pid \(time.servedBy)"
     } catch {
         let failed = ContinuousClock.now
+        let wall = ClockTime.current()
         guard let exited = watch.exit(within: .seconds(1)) else { throw error }
-        throw XPCRichError(error.code, "after \(milliseconds(failed - exited)) ms from pid \(service)'s exit: \(error.reason)")
+        let nanoseconds = String(wall.nanoseconds)
+        let at = "\(wall.seconds)." + String(repeating: "0", count: 9 - nanoseconds.count) + nanoseconds
+        throw XPCRichError(error.code, "after \(milliseconds(failed - exited)) ms from pid \(service)'s exit, at \(at): \(error.reason)")
     }
 }
 

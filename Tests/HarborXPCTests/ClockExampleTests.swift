@@ -1,5 +1,6 @@
 // HarborXPC tests — the clock example (Examples/ClockService, Examples/ClockClient)
 // run as real processes (X19).
+import ClockInterface
 import Glibc
 import HarborTestSupport
 import Testing
@@ -34,7 +35,7 @@ extension XPCTests {
             #expect(lines.count == 3 && lines.allSatisfy { $0.hasPrefix("tick ") && $0.hasSuffix(" from pid \(service.pid)") },
                     "clock-client subscribe 3: \(lines)")
             #expect(took >= .milliseconds(1500), "3 ticks a second apart took \(took)")
-            #expect(ticks.waitForExit() == 0)
+            #expect(ticks.exitCode() == 0)
             #expect(service.waitForStderr("1 subscribers\n0 subscribers\n", before: .now + .seconds(5)),
                     "the service did not see its subscriber come and go: \(service.stderrSoFar)")
         }
@@ -44,38 +45,51 @@ extension XPCTests {
         @Test(.requiresRoot("to run the client as nobody"))
         func X19_aClientOfAnotherUidIsRefusedByThePeerRequirement() throws {
             let harbord = PrivateHarbord(policy: "shared com.example.x19b owner=0\n")
-            _ = Self.service(harbord, "com.example.x19b")
+            let service = Self.service(harbord, "com.example.x19b")
             let nobody = Child(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                                 harbord.reachableCopy(of: "clock-client"), "--name", "com.example.x19b", "now"],
                                environment: harbord.clientEnvironment)
             let said = nobody.allStdout()
             #expect(said.hasPrefix("error peerRequirementNotMet "), "nobody's call: \(said)")
-            #expect(nobody.waitForExit() == 1)
-            #expect(Self.client(harbord, "com.example.x19b", "now").allStdout().hasPrefix("now "), "root's call")
+            #expect(nobody.exitCode() == 1)
+            #expect(Self.client(harbord, "com.example.x19b", "now").allStdout().hasSuffix(" from pid \(service.pid)\n"), "root's call")
         }
 
         /// X19: a SIGKILLed service fails the client's pending call with
-        /// `connectionInterrupted` within 10 ms of its exit (the client
-        /// measures it from the service's pidfd); a session's next call goes
-        /// to the name's next instance.
+        /// `connectionInterrupted` within 10 ms of the `kill` (the median of
+        /// five; the client prints the wall-clock time of the error), and
+        /// each within 10 ms of the service's exit as the client's pidfd on
+        /// it reports it.
         @Test func X19_aKilledServiceFailsThePendingCallWithin10ms() throws {
             let harbord = PrivateHarbord()
-            var figures: [Double] = []
-            for _ in 0..<3 {
+            var figures: [Double] = [], fromKill: [Double] = []
+            for _ in 0..<5 {
                 let service = Self.service(harbord, "com.example.x19c")
                 let alarm = Self.client(harbord, "com.example.x19c", "alarm", "60")
                 usleep(300_000)                                        // the alarm is pending
                 #expect(alarm.waitForExit(before: .now) == nil, "the alarm rang early: \(alarm.stdoutSoFar)")
+                let killed = ClockTime.current()
                 kill(service.pid, SIGKILL)
                 let said = alarm.allStdout()
                 _ = service.waitForExit()
-                let prefix = "error connectionInterrupted after "
-                let figure = said.hasPrefix(prefix) ? Double(said.dropFirst(prefix.count).prefix { $0 != " " }) : nil
-                #expect(figure != nil, "the pending alarm: \(said)")
+                // "error connectionInterrupted after MS ms from pid P's exit, at S.N: reason"
+                let words = said.split(separator: " ")
+                let figure = said.hasPrefix("error connectionInterrupted after ") ? Double(words[3]) : nil
+                let at = words.firstIndex(of: "at").flatMap { Double(words[$0 + 1].dropLast()) }
+                #expect(figure != nil && at != nil, "the pending alarm: \(said)")
                 figures.append(figure ?? .infinity)
+                let sent = Double(killed.seconds) + Double(killed.nanoseconds) / 1e9
+                fromKill.append(((at ?? .infinity) - sent) * 1000)
             }
-            print("X19: pending call failed \(figures) ms after the service's exit")
-            #expect(figures.allSatisfy { $0 <= 10 }, "not within 10 ms: \(figures)")
+            print("X19: pending call failed \(fromKill) ms after kill(SIGKILL), \(figures) ms after the service's exit (its pidfd)")
+            // The median of five from the kill (a loaded machine delays a
+            // thread now and then: one of five at 10.5 ms was seen under a
+            // load of 15 on 2 CPUs); each within 10 ms of the exit, and none
+            // near a timeout.
+            let median = fromKill.sorted()[2]
+            #expect(median <= 10, "the median is not within 10 ms of the kill: \(fromKill)")
+            #expect(fromKill.allSatisfy { $0 <= 100 }, "a call failed late: \(fromKill)")
+            #expect(figures.allSatisfy { $0 <= 10 }, "not within 10 ms of the exit: \(figures)")
         }
 
         /// S06 without a real systemd: under a NOTIFY_SOCKET harness the
