@@ -1,7 +1,7 @@
 // Harbor — Apple's Swift XPC sample ("Creating XPC services", XPC framework
 // documentation: a service that adds two numbers, and its client), written
 // from its description with only the import changed, as Docs/Porting.md
-// shows it; compiled (the behaviour is HarborXPCTests').
+// shows it; run by SnippetTests against a name server in the process.
 // snippet: porting-apple-xpc-sample
 import HarborXPC                                   // Darwin: import XPC
 
@@ -25,8 +25,8 @@ func performCalculation(with message: XPCReceivedMessage) -> Encodable? {
 }
 // end snippet
 
-extension GuideSnippetSources {
-    static func appleXPCSample() throws {
+extension Snippets {
+    static func appleXPCSample(print: @escaping @Sendable (String) -> Void) throws {
         // snippet: porting-apple-xpc-sample
 
         // The service: a listener that accepts every session.
