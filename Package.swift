@@ -171,11 +171,11 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The command-line tool: lookup, list, send, ping, watch.
+        // The command-line tool: lookup, list, send, ping, watch, introspect, call.
         .executableTarget(
             name: "harbor",
             dependencies: [
-                "HarborBootstrap", "HarborPorts",
+                "HarborBootstrap", "HarborPorts", "HarborXPC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -351,8 +351,8 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborXPCTests",
-            dependencies: ["HarborXPC", "HarborBootstrap", "HarborSystem", "HarborTestSupport", "harbord", "harbor-xpc-probe",
-                           "ClockInterface", "clock-service", "clock-client"],
+            dependencies: ["HarborXPC", "HarborBootstrap", "HarborCoding", "HarborPorts", "HarborSystem", "HarborTestSupport", "harbord",
+                           "harbor-xpc-probe", "harbor", "ClockInterface", "clock-service", "clock-client"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,5 +1,6 @@
 // Harbor — ListenerLoop: a piece of an XPC listener (XPCListener.swift).
 import HarborBootstrap
+import HarborCoding
 import HarborPorts
 import HarborSystem
 
@@ -7,6 +8,9 @@ import HarborSystem
 struct ListenerLoop: Sendable {
     let port: Listening
     let requirement: XPCPeerRequirement?
+    /// What an introspection request is answered with (nil: `methodNotFound`);
+    /// defaulted, so the `xpc` fuzz target's loop needs no interface.
+    var interface: XPCInterface? = nil
     let handler: @Sendable (XPCListener.IncomingSessionRequest) -> XPCListener.IncomingSessionRequest.Decision
     let adopt: @Sendable (PortName, SessionWake) -> Bool
     let ended: @Sendable (PortName) -> Void
@@ -18,6 +22,10 @@ struct ListenerLoop: Sendable {
         while true {
             guard var message = try? port.port.receive() else { return }
             if message.id == XPCWire.wake, message.trailer.sender.pid == me, message.notification == nil { return }
+            if message.id == XPCWire.introspect, message.hasReplyRight, message.notification == nil {
+                answerIntrospection(&message)
+                continue
+            }
             guard message.id == XPCWire.connect, message.hasReplyRight, message.notification == nil else { continue }
             let peer = message.trailer.sender
             if let requirement, !requirement.isSatisfied(by: peer) {
@@ -66,5 +74,22 @@ struct ListenerLoop: Sendable {
                 }
             }
         }
+    }
+
+    /// Answers an introspection request (XPC.md, "Interfaces and tools") from
+    /// a sender the requirement admits, without opening a session.
+    private func answerIntrospection(_ message: inout Message) {
+        let peer = message.trailer.sender
+        let answer: Message
+        if let requirement, !requirement.isSatisfied(by: peer) {
+            answer = Message(id: XPCWire.failure,
+                             text: "\(XPCRichError.Code.peerRequirementNotMet.rawValue)\t\(peer) does not meet the requirement \(requirement)")
+        } else if let interface, let encoded = try? MessageEncoder().encode(interface, id: XPCWire.interface) {
+            answer = encoded
+        } else {
+            answer = Message(id: XPCWire.failure,
+                             text: "\(XPCRichError.Code.methodNotFound.rawValue)\tthe listener publishes no interface")
+        }
+        try? message.reply(answer, timeout: .zero)
     }
 }

@@ -39,6 +39,10 @@ public final class XPCListener: Sendable {
     ///     ``XPCRichError/Code/peerRequirementNotMet``.
     ///   - bootstrap: the name server client; `nil` connects to harbord as
     ///     `BootstrapClient()` does.
+    ///   - interface: the interface the listener publishes
+    ///     (``XPCInterface``, usually ``XPCMethodRouter/interface``): it
+    ///     answers ``XPCInterface/introspect(_:bootstrap:timeout:)`` with it,
+    ///     to any process `requirement` admits. `nil` publishes none.
     ///   - incomingSessionHandler: decides each session request, on the
     ///     listener's thread.
     /// - Throws: ``XPCRichError/Code/serviceNotFound`` if harbord cannot be
@@ -47,6 +51,7 @@ public final class XPCListener: Sendable {
         service: String,
         requirement: XPCPeerRequirement? = nil,
         bootstrap: BootstrapClient? = nil,
+        interface: XPCInterface? = nil,
         incomingSessionHandler: @escaping @Sendable (IncomingSessionRequest) -> IncomingSessionRequest.Decision
     ) throws(XPCRichError) {
         self.service = service
@@ -57,7 +62,7 @@ public final class XPCListener: Sendable {
             throw XPCRichError(.serviceNotFound, "check-in of \(service) failed: \(error)")
         }
         let port = self.port
-        let owner = ListenerLoop(port: port, requirement: requirement, handler: incomingSessionHandler,
+        let owner = ListenerLoop(port: port, requirement: requirement, interface: interface, handler: incomingSessionHandler,
                                  adopt: { [weak self] name, wake in self?.adopt(name, wake) ?? false },
                                  ended: { [weak self] name in self?.ended(name) })
         do {

@@ -37,6 +37,12 @@ public struct XPCRichError: Error, Hashable, Sendable, CustomStringConvertible {
         case subscriptionRejected
         /// The message was answered with no reply, or cannot be replied to.
         case noReply
+        /// The listener has no method of the name called
+        /// (``XPCMethodRouter``), or publishes no interface.
+        case methodNotFound
+        /// The method's handler threw an error that is not an
+        /// ``XPCRichError``; the reason names its type and says it.
+        case methodFailed
     }
 
     /// What went wrong.

@@ -29,6 +29,11 @@ enum XPCWire {
     /// Publisher → subscriber, on the send-once right: the publisher ended
     /// the stream; the text is `code TAB reason`.
     static let streamEnd: Int32 = 0x5850_430B
+    /// Client → listener: send the published interface (`harbor introspect`);
+    /// carries a send-once reply right, opens no session.
+    static let introspect: Int32 = 0x5850_430C
+    /// Listener → client: the interface; the body is an `XPCInterface`.
+    static let interface: Int32 = 0x5850_430D
     /// Local only: wakes a thread of this process (a cancel, a death seen elsewhere).
     static let wake: Int32 = 0x5850_43FF
     /// The longest reason text a peer's refusal may carry; longer is cut.

@@ -5,6 +5,8 @@
 //   harbor-xpc-probe publish NAME                       a listener publishing Tick(n) every 50 ms; prints "ready"
 //   harbor-xpc-probe subscribe NAME LAST [LIMIT]        subscribes; prints "subscribed", "event N" per event,
 //                                                       "done" after event LAST, or "ended CODE"
+//   harbor-xpc-probe methods NAME                       a listener routing methods echo and check, its interface
+//                                                       published (Methods.swift); prints "ready"
 //   harbor-xpc-probe siege NAME                         a hostile client (Siege.swift), until killed
 //
 // harbord is found as BootstrapClient() finds it ($HARBOR_BOOTSTRAP).
@@ -20,7 +22,7 @@ func line(_ text: String) {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    line("usage: harbor-xpc-probe serve NAME [none|same-user|root] | call NAME N | publish NAME | subscribe NAME LAST [LIMIT] | siege NAME")
+    line("usage: harbor-xpc-probe serve NAME [none|same-user|root] | call NAME N | publish NAME | subscribe NAME LAST [LIMIT] | methods NAME | siege NAME")
     exit(64)
 }
 switch arguments[1] {
@@ -103,6 +105,8 @@ case "subscribe":
     } catch {
         line("ended \(error.code.rawValue) \(error.reason)")
     }
+case "methods":
+    Methods.run(arguments[2])
 case "siege":
     Siege.run(arguments[2])
 default:

@@ -9,6 +9,9 @@ import HarborXPC
 // snippet: xpc-subscriptions
 import HarborXPC
 // end snippet
+// snippet: xpc-interfaces
+import HarborXPC
+// end snippet
 
 extension GuideSnippetSources {
     struct Tick: Codable {}
@@ -84,6 +87,29 @@ extension GuideSnippetSources {
         let now = try session.sendSync(Ask(offset: 0)).decode(as: Clock.self)
         let stream = try session.subscribe(Subscribe(), as: Clock.self)
         for try await tick in stream { print(tick.seconds) }   // ends with a typed error if the service dies
+        // end snippet
+        _ = (listener, now)
+    }
+
+    enum ClockError: Error { case negative }
+
+    static func xpcInterfaces(session: XPCSession) throws {
+        // snippet: xpc-interfaces
+
+        var methods = XPCMethodRouter(interface: "com.example.clock") { message in
+            nil                                          // messages that are not method calls (optional)
+        }
+        try methods.add("now", example: Ask(offset: 0), reply: Now(seconds: 0)) { ask in
+            guard ask.offset >= 0 else { throw ClockError.negative }   // an error reply
+            return Now(seconds: 42 + ask.offset)
+        }
+        let router = methods
+        let listener = try XPCListener(service: "com.example.clock", interface: router.interface) { request in
+            request.accept(methods: router)
+        }
+
+        // A Swift client calls by name too:
+        let now = try session.sendSync(XPCMethodCall(method: "now", parameters: Ask(offset: 1))).decode(as: Now.self)
         // end snippet
         _ = (listener, now)
     }
