@@ -250,6 +250,40 @@ let package = Package(
             // (timespec) to CoreFoundation in files that import only Glibc.
             swiftSettings: []
         ),
+        // The examples (Examples/README.md): the clock service and client as
+        // an XPC session pair and as a distributed actor, built with the rest
+        // and run by the tests (HarborXPCTests, HarborDistributedTests, the
+        // real-systemd test). The interface both sides share:
+        .target(
+            name: "ClockInterface",
+            dependencies: ["HarborDistributed"],
+            path: "Examples/ClockInterface",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "clock-service",
+            dependencies: ["ClockInterface", "HarborXPC", "HarborRunLoop", "HarborSystemd"],
+            path: "Examples/ClockService",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "clock-client",
+            dependencies: ["ClockInterface", "HarborXPC", "HarborRunLoop", "HarborSystem"],
+            path: "Examples/ClockClient",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "clock-actor-service",
+            dependencies: ["ClockInterface", "HarborDistributed"],
+            path: "Examples/ClockActorService",
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "clock-actor-client",
+            dependencies: ["ClockInterface", "HarborDistributed"],
+            path: "Examples/ClockActorClient",
+            swiftSettings: strict
+        ),
         .target(
             name: "HarborTestSupport",
             dependencies: ["HarborTransport", "HarborPorts", "HarborSystem", "CHarborLinux", "HarborPeerCommands"],
@@ -318,13 +352,14 @@ let package = Package(
         .testTarget(
             name: "HarborXPCTests",
             dependencies: ["HarborXPC", "HarborBootstrap", "HarborCoding", "HarborPorts", "HarborSystem", "HarborTestSupport", "harbord",
-                           "harbor-xpc-probe", "harbor"],
+                           "harbor-xpc-probe", "harbor", "ClockInterface", "clock-service", "clock-client"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HarborDistributedTests",
             dependencies: ["HarborDistributed", "HarborDistributedProbe", "HarborBootstrap", "HarborCoding", "HarborPorts",
-                           "HarborSystem", "HarborTestSupport", "harbord", "harbor-actor-probe"],
+                           "HarborSystem", "HarborTestSupport", "harbord", "harbor-actor-probe",
+                           "ClockInterface", "clock-actor-service", "clock-actor-client"],
             swiftSettings: strict
         ),
         .testTarget(

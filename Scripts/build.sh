@@ -17,7 +17,7 @@ if [[ $status -ne 0 ]]; then
     echo "build: FAILED (exit $status)" >&2
     exit "$status"
 fi
-warnings=$(grep -E "^$PWD/(Sources|Tests)/.*warning:" "$log" | sort -u || true)
+warnings=$(grep -E "^$PWD/(Sources|Tests|Examples)/.*warning:" "$log" | sort -u || true)
 if [[ -n $warnings ]]; then
     echo "$warnings" >&2
     echo "build: FAILED: $(echo "$warnings" | wc -l) warning(s) in Harbor's sources" >&2

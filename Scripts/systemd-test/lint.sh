@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Harbor — lint of the shipped unit files (Scripts/systemd/*.socket,
-# *.path, *.service): `systemd-analyze verify` must print nothing at all. Its exit
+# *.path, *.service, and the example's Examples/systemd/harbor-clock.service):
+# `systemd-analyze verify` must print nothing at all. Its exit
 # status is not enough: unknown keys and bad values only warn, with exit 0.
 #
 #   bash Scripts/systemd-test/lint.sh       (as root; Scripts/test.sh runs it)
@@ -8,23 +9,27 @@
 # verify wants each ExecStart= binary where the unit says
 # (/usr/local/bin/harbord) and writes /run/systemd/systemd-units-load, so
 # it runs in a private mount namespace: a tmpfs /run and a throw-away
-# overlay on /usr/local holding the built harbord (HARBORD_BIN, default
-# .build/debug/harbord). The host is not touched. Skips (exit 0, says why)
+# overlay on /usr/local holding the built harbord and clock-service
+# (HARBORD_BIN, CLOCK_SERVICE_BIN, default .build/debug/…). The host is not touched. Skips (exit 0, says why)
 # only without systemd-analyze or without mount namespaces.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 HARBORD_BIN=${HARBORD_BIN:-$repo/.build/debug/harbord}
+CLOCK_SERVICE_BIN=${CLOCK_SERVICE_BIN:-$repo/.build/debug/clock-service}
 
 command -v systemd-analyze >/dev/null || { echo "unit lint: SKIPPED: no systemd-analyze (install the systemd package)"; exit 0; }
 unshare --mount true 2>/dev/null || { echo "unit lint: SKIPPED: cannot create a mount namespace here (needs root)"; exit 0; }
 [[ -x $HARBORD_BIN ]] || { echo "unit lint: FAILED: no harbord binary at $HARBORD_BIN (run swift build first)" >&2; exit 1; }
+[[ -x $CLOCK_SERVICE_BIN ]] || { echo "unit lint: FAILED: no clock-service binary at $CLOCK_SERVICE_BIN (run swift build first)" >&2; exit 1; }
 
-units=("$repo"/Scripts/systemd/*.socket "$repo"/Scripts/systemd/*.path "$repo"/Scripts/systemd/*.service)
+units=("$repo"/Scripts/systemd/*.socket "$repo"/Scripts/systemd/*.path "$repo"/Scripts/systemd/*.service
+    "$repo"/Examples/systemd/*.service)
 stage=$(mktemp -d "${TMPDIR:-/tmp}/harbor-lint.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/upper/bin" "$stage/work" "$stage/units"
 cp "$HARBORD_BIN" "$stage/upper/bin/harbord"
+cp "$CLOCK_SERVICE_BIN" "$stage/upper/bin/clock-service"
 cp "${units[@]}" "$stage/units/"
 
 set +e

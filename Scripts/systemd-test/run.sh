@@ -6,8 +6,10 @@
 #
 #   bash Scripts/systemd-test/run.sh        (as root; Scripts/test.sh runs it)
 #
-# Environment: HARBORD_BIN, HARBOR_BIN (default .build/debug/harbord and
-# .build/debug/harbor), HSD_MAX_SECS (hard limit on the namespace, 300),
+# Environment: HARBORD_BIN, HARBOR_BIN, CLOCK_SERVICE_BIN, CLOCK_CLIENT_BIN
+# (default .build/debug/harbord, harbor, clock-service, clock-client),
+# HSD_ONLY=clock runs only the clock example's checks (clock-checks.sh),
+# HSD_MAX_SECS (hard limit on the namespace, 300),
 # HSD_KEEP=1 keeps the work directory (console and namespace logs).
 # Skips (exit 0, says why) only when this machine has no systemd binary or
 # cannot create namespaces; any other problem is a failure.
@@ -16,6 +18,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 HARBORD_BIN=${HARBORD_BIN:-$repo/.build/debug/harbord}
 HARBOR_BIN=${HARBOR_BIN:-$repo/.build/debug/harbor}
+CLOCK_SERVICE_BIN=${CLOCK_SERVICE_BIN:-$repo/.build/debug/clock-service}
+CLOCK_CLIENT_BIN=${CLOCK_CLIENT_BIN:-$repo/.build/debug/clock-client}
 
 skip() { echo "systemd-test: SKIPPED: $*"; exit 0; }
 die() { echo "systemd-test: FAILED: $*" >&2; exit 1; }
@@ -31,6 +35,7 @@ for tool in script nsenter setpriv timeout; do
 done
 [[ -x $HARBORD_BIN ]] || die "no harbord binary at $HARBORD_BIN (run swift build first)"
 [[ -x $HARBOR_BIN ]] || die "no harbor binary at $HARBOR_BIN (run swift build first)"
+[[ -x $CLOCK_SERVICE_BIN && -x $CLOCK_CLIENT_BIN ]] || die "no clock-service or clock-client at $CLOCK_SERVICE_BIN, $CLOCK_CLIENT_BIN (run swift build first)"
 if [[ $(stat -fc %T /sys/fs/cgroup) == cgroup2fs ]]; then
     cgroot=/sys/fs/cgroup
 elif [[ $(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null) == cgroup2fs ]]; then
@@ -55,10 +60,13 @@ ms() { echo $((($(date +%s%N) - T0) / 1000000)); }
 
 # --- the work directory: what ns-init copies in before /tmp is hidden ---
 work=$(mktemp -d "${TMPDIR:-/tmp}/harbor-sdtest.XXXXXX")
-mkdir -p "$work/units" "$work/usr-local/bin" "$work/usr-local/share/harbor/systemd"
+mkdir -p "$work/units" "$work/usr-local/bin" "$work/usr-local/share/harbor/systemd" "$work/usr-local/share/harbor/examples"
 cp "$HARBORD_BIN" "$work/usr-local/bin/harbord"
 cp "$HARBOR_BIN" "$work/usr-local/bin/harbor"
+cp "$CLOCK_SERVICE_BIN" "$work/usr-local/bin/clock-service"
+cp "$CLOCK_CLIENT_BIN" "$work/usr-local/bin/clock-client"
 cp "$repo"/Scripts/systemd/* "$work/usr-local/share/harbor/systemd/"
+cp "$repo"/Examples/systemd/* "$work/usr-local/share/harbor/examples/"
 cp "$here/units/"* "$work/units/"
 # Host paths a leaking boot would write; checked again at the end.
 touch "$work/marker"
@@ -133,11 +141,17 @@ esac
 
 . "$here/checks.sh"
 . "$here/activation-checks.sh"
-run_checks
-run_activation_checks
-run_scale_checks
+. "$here/clock-checks.sh"
+if [[ ${HSD_ONLY:-} == clock ]]; then
+    run_clock_checks
+else
+    run_checks
+    run_activation_checks
+    run_clock_checks
+    run_scale_checks
+fi
 
-E journalctl -q --no-pager -o short-monotonic -u harbord.service -u harbord.socket -u harbor-activate.service \
+E journalctl -q --no-pager -o short-monotonic -u harbord.service -u harbord.socket -u harbor-activate.service -u harbor-clock.service \
     >"$work/harbord.journal" 2>&1
 E journalctl -q --no-pager -o short-monotonic >"$work/all.journal" 2>&1
 teardown

@@ -56,12 +56,15 @@ enum GuideSnippets {
     /// The repository: three levels above this file.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
-    /// Where the compiled snippets are.
-    static let sourceFolders = ["Tests/PortingGuideTests/Snippets", "Sources/harbor-seeds", "Tests/HarborRunLoopTests"]
+    /// Where the compiled snippets are (`Examples`: the examples' own code, which `swift build` builds).
+    static let sourceFolders = ["Tests/PortingGuideTests/Snippets", "Sources/harbor-seeds", "Tests/HarborRunLoopTests",
+                                 "Examples/ClockInterface", "Examples/ClockService", "Examples/ClockClient",
+                                 "Examples/ClockActorService", "Examples/ClockActorClient"]
 
     /// The blocks no test compiles, as `guide: reason`: keep this short.
     static let notCompiled = [
         "Docs/MachPort.md: Darwin's imports beside Harbor's",
+        "Docs/WriteAService.md: a package manifest (PackageDescription is no module a test can import)",
     ]
 
     static let startMarker = "// snippet: "

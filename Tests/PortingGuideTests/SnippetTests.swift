@@ -102,6 +102,18 @@ extension PortingGuideTests {
             #expect(run(Snippets.portSource) == ["handleMachMessage: 1 one", "handleMachMessage: 2 two", "run returned"])
         }
 
+        /// X01: Apple's Swift XPC sample, with only its import changed,
+        /// serves and answers a session (its `XPCListener` and `XPCSession`
+        /// find the name server as any process does: `HARBOR_BOOTSTRAP`).
+        @Test func X01_applesSwiftXPCSampleRunsWithOnlyItsImportChanged() throws {
+            let server = try NameServer()
+            defer { server.shutDown() }
+            setenv(BootstrapAddress.environmentKey, server.socketPath, 1)
+            defer { unsetenv(BootstrapAddress.environmentKey) }
+            let printed = run(checkingDescriptors: false) { print in try Snippets.appleXPCSample(print: print) }
+            #expect(printed == ["Received response with result: 42"])
+        }
+
         @Test func P10_bootstrap() throws {
             // The server's side of the connection lives until it hears the
             // client go, so the descriptor check spans the server's life.
