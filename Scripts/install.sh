@@ -44,7 +44,7 @@ done
 [[ $prefix == /* ]] || { echo "install: --prefix must be absolute" >&2; exit 2; }
 root=${root%/}
 manifest=$root/var/lib/harbor/install-manifest
-shipped_policy=Scripts/systemd/policy.conf
+shipped_policy=Scripts/policy.conf
 
 # systemctl only on the running system, where systemd runs.
 live_systemd() {
@@ -147,7 +147,7 @@ for name in harbord.socket harbord.service harbor-activate.path harbor-activate.
     unit "Scripts/systemd/$name" "/etc/systemd/system/$name"
 done
 for name in harbord.socket harbord.service; do
-    unit "Scripts/systemd/user/$name" "/etc/systemd/user/$name"
+    unit "Scripts/systemd-user/$name" "/etc/systemd/user/$name"
 done
 make_dir /etc/harbor
 if [[ ! -e $root/etc/harbor/policy.conf ]]; then
