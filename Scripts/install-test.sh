@@ -116,7 +116,7 @@ etc/systemd/user/harbord.socket
 usr/bin/harbor
 usr/bin/harbord"
     check S08 "the policy is a conffile" bash -c "dpkg-deb --ctrl-tarfile '$package' | tar -xO ./conffiles | grep -qx /etc/harbor/policy.conf"
-    check S08 "it depends on libc6 and libsystemd0" bash -c "dpkg-deb -f '$package' Depends | grep -q 'libc6, libsystemd0'"
+    check S08 "it depends on libc6, libstdc++6, libgcc-s1 and libsystemd0" bash -c "dpkg-deb -f '$package' Depends | grep -qx 'libc6, libstdc++6, libgcc-s1, libsystemd0'"
     mkdir -p "$work/unpacked"
     dpkg-deb -x "$package" "$work/unpacked"
     check S08 "its units run /usr/bin/harbord" grep -q '^ExecStart=/usr/bin/harbord$' "$work/unpacked/etc/systemd/system/harbord.service"

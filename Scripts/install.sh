@@ -7,8 +7,9 @@
 #
 # Installs, under DIR (default /):
 #   PREFIX/bin/harbord, PREFIX/bin/harbor   (PREFIX default /usr/local), built
-#       in release with a static Swift runtime (.build-static; they need only
-#       libc and libsystemd), or copied from --binaries DIR
+#       in release with a static Swift runtime (.build-static; they need the
+#       system's libc, libstdc++, libgcc_s and libsystemd, not the Swift
+#       toolchain), or copied from --binaries DIR
 #   /etc/systemd/system/harbord.{socket,service}, harbor-activate.{path,service}
 #   /etc/systemd/user/harbord.{socket,service}      (a harbord per user)
 #   /etc/harbor/policy.conf                          (commented; never replaced)
@@ -99,6 +100,7 @@ for product in harbord harbor; do
     [[ -x $binaries/$product ]] || { echo "install: no $binaries/$product" >&2; exit 1; }
 done
 
+[[ -z $root ]] || mkdir -p -- "$root"
 upgrade=0
 previous=()
 if [[ -f $manifest ]]; then

@@ -10,8 +10,9 @@
 # dpkg keeps conffiles). Its maintainer scripts, on a system where systemd
 # runs: postinst reloads systemd and enables and starts harbord.socket
 # (restarts a running harbord on an upgrade); prerm stops and disables the
-# units on removal; postrm reloads systemd. It depends on libc6 and
-# libsystemd0. Writes OUTPUT/harbor_VERSION_ARCH.deb (default .build-deb)
+# units on removal; postrm reloads systemd. It depends on libc6,
+# libstdc++6, libgcc-s1 and libsystemd0 (what the static Swift runtime
+# leaves to the system). Writes OUTPUT/harbor_VERSION_ARCH.deb (default .build-deb)
 # and prints its path. Exit status: 0 built, 1 failed, 2 bad command line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,7 +45,7 @@ Package: harbor
 Version: $version
 Architecture: $arch
 Maintainer: Harbor developers <harbor@localhost>
-Depends: libc6, libsystemd0
+Depends: libc6, libstdc++6, libgcc-s1, libsystemd0
 Section: admin
 Priority: optional
 Installed-Size: $(du -sk --exclude=DEBIAN "$stage" | cut -f1)
