@@ -5,8 +5,10 @@
 # (Scripts/model.sh, Docs/Model.md), runs every test, builds
 # the DocC documentation as one site, warning-free (Scripts/docs.sh), then
 # checks the shipped systemd units (lint, and harbord under a real systemd
-# booted in private namespaces: Docs/Systemd.md). The systemd steps skip,
-# saying why, only on a machine without systemd or without namespaces.
+# booted in private namespaces: Docs/Systemd.md), and installing on a
+# server (Scripts/install-test.sh: the static release build, install.sh,
+# the .deb). The systemd steps skip, saying why, only on a machine without
+# systemd or without namespaces.
 #
 # Tests run one at a time (--no-parallel): several of them count this
 # process's open descriptors, which parallel tests would disturb. Each test
@@ -44,4 +46,6 @@ echo "test: systemd unit lint (Scripts/systemd-test/lint.sh)"
 bash Scripts/systemd-test/lint.sh
 echo "test: harbord under a real systemd (Scripts/systemd-test/run.sh)"
 bash Scripts/systemd-test/run.sh
+echo "test: installing on a server, the static build, the .deb (Scripts/install-test.sh)"
+HARBOR_INSTALL_BUILD_TIMEOUT=1800 timeout 2400 bash Scripts/install-test.sh
 echo "test: all passed"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Harbor — lint of the shipped unit files (Scripts/systemd/*.socket,
-# *.path, *.service, and the example's Examples/systemd/harbor-clock.service):
+# *.path, *.service, the example's Examples/systemd/harbor-clock.service,
+# and the per-user units Scripts/systemd-user/*, verified with --user):
 # `systemd-analyze verify` must print nothing at all. Its exit
 # status is not enough: unknown keys and bad values only warn, with exit 0.
 #
@@ -27,20 +28,22 @@ units=("$repo"/Scripts/systemd/*.socket "$repo"/Scripts/systemd/*.path "$repo"/S
     "$repo"/Examples/systemd/*.service)
 stage=$(mktemp -d "${TMPDIR:-/tmp}/harbor-lint.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/upper/bin" "$stage/work" "$stage/units"
+mkdir -p "$stage/upper/bin" "$stage/work" "$stage/units" "$stage/user-units" "$stage/runtime"
 cp "$HARBORD_BIN" "$stage/upper/bin/harbord"
 cp "$CLOCK_SERVICE_BIN" "$stage/upper/bin/clock-service"
 cp "${units[@]}" "$stage/units/"
+cp "$repo"/Scripts/systemd-user/*.socket "$repo"/Scripts/systemd-user/*.service "$stage/user-units/"
 
 set +e
 output=$(HSD_STAGE=$stage unshare --mount -- /bin/sh -c '
     mount -n --make-rprivate / &&
     mount -n -t overlay overlay -o "lowerdir=/usr/local,upperdir=$HSD_STAGE/upper,workdir=$HSD_STAGE/work" /usr/local &&
     mount -n -t tmpfs -o mode=0755 tmpfs /run &&
-    cd "$HSD_STAGE/units" && exec systemd-analyze verify ./*' 2>&1)
+    cd "$HSD_STAGE/units" && systemd-analyze verify ./* &&
+    cd "$HSD_STAGE/user-units" && XDG_RUNTIME_DIR="$HSD_STAGE/runtime" exec systemd-analyze --user verify ./*' 2>&1)
 status=$?
 set -e
-names=$(cd "$stage/units" && echo *)
+names="$(cd "$stage/units" && echo *) and --user $(cd "$stage/user-units" && echo *)"
 if [[ $status -ne 0 || -n $output ]]; then
     printf '%s\n' "$output" >&2
     echo "unit lint: FAILED: systemd-analyze verify $names (exit $status, output above)" >&2
