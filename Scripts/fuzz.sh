@@ -54,6 +54,8 @@ echo "fuzz: building the driver ($scratch, release, -sanitize=fuzzer,address)"
 set +e
 HARBOR_FUZZ=1 swift build --scratch-path "$scratch" -c release --product harbor-fuzz \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing \
+    -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,indirect-calls \
+    -Xswiftc -Xllvm -Xswiftc -sanitizer-coverage-stack-depth \
     -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld 2>&1 | grep -v -E "^\[[0-9]+/[0-9]+\]"
 status=${PIPESTATUS[0]}
 set -e
