@@ -50,7 +50,10 @@ started=$(date +%s)
 echo "fuzz: building the driver ($scratch, release, -sanitize=fuzzer,address)"
 # HARBOR_FUZZ=1 makes Package.swift declare the fuzz targets; libFuzzer
 # supplies the entry points the driver calls. lld: gold cannot link
-# libFuzzer's own `main` beside SwiftPM's renamed one.
+# libFuzzer's own `main` beside SwiftPM's renamed one. -sanitize-coverage=
+# replaces -sanitize=fuzzer's set: the same edge counters, indirect calls
+# and stack depth, without comparison tracing, which Package.swift turns
+# back on for the modules that decode a peer's bytes (Docs/Fuzzing.md).
 set +e
 HARBOR_FUZZ=1 swift build --scratch-path "$scratch" -c release --product harbor-fuzz \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing \
