@@ -386,4 +386,15 @@ if Context.environment["HARBOR_FUZZ"] == "1" {
             swiftSettings: strict
         ),
     ]
+    // fuzz.sh asks for edge counters without comparison tracing
+    // (`-sanitize-coverage=`, which overrides `-sanitize=fuzzer`'s default
+    // set); the modules that decode a peer's bytes trace their comparisons
+    // again, so libFuzzer still learns the magic numbers, lengths and tags
+    // they check. The rest (the ports, the run loop, the harness) run
+    // without: there it cost a quarter of the admission target's time,
+    // ASan's shadow checks traced as comparisons (Docs/Fuzzing.md).
+    let decoders: Set<String> = ["HarborTransport", "HarborCoding", "HarborBootstrap", "HarborXPC", "HarborDistributed"]
+    for target in package.targets where decoders.contains(target.name) {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Xllvm", "-sanitizer-coverage-trace-compares"])]
+    }
 }

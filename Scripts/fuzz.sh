@@ -50,10 +50,15 @@ started=$(date +%s)
 echo "fuzz: building the driver ($scratch, release, -sanitize=fuzzer,address)"
 # HARBOR_FUZZ=1 makes Package.swift declare the fuzz targets; libFuzzer
 # supplies the entry points the driver calls. lld: gold cannot link
-# libFuzzer's own `main` beside SwiftPM's renamed one.
+# libFuzzer's own `main` beside SwiftPM's renamed one. -sanitize-coverage=
+# replaces -sanitize=fuzzer's set: the same edge counters, indirect calls
+# and stack depth, without comparison tracing, which Package.swift turns
+# back on for the modules that decode a peer's bytes (Docs/Fuzzing.md).
 set +e
 HARBOR_FUZZ=1 swift build --scratch-path "$scratch" -c release --product harbor-fuzz \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing \
+    -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,indirect-calls \
+    -Xswiftc -Xllvm -Xswiftc -sanitizer-coverage-stack-depth \
     -Xswiftc -Xclang-linker -Xswiftc -fuse-ld=lld 2>&1 | grep -v -E "^\[[0-9]+/[0-9]+\]"
 status=${PIPESTATUS[0]}
 set -e
