@@ -317,7 +317,8 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborXPCTests",
-            dependencies: ["HarborXPC", "HarborBootstrap", "HarborSystem", "HarborTestSupport", "harbord", "harbor-xpc-probe"],
+            dependencies: ["HarborXPC", "HarborBootstrap", "HarborCoding", "HarborPorts", "HarborSystem", "HarborTestSupport", "harbord",
+                           "harbor-xpc-probe"],
             swiftSettings: strict
         ),
         .testTarget(
