@@ -9,8 +9,11 @@
 // port, or the client's reply path (the message becomes the answer to a
 // call, decoded as `XPCReceivedMessage` and parsed as a failure); `flags`
 // bit 0 a reply right, bits 1–2 that many send rights to a scratch port,
-// bit 3 a send-once right to it; `id` below 9 is that wire id (connect …
-// cancel, then 0), else a u32 follows. Bodies are cut at 4 KiB.
+// bit 3 a send-once right to it; `id` below 10 is that wire id (connect …
+// cancel, then 0, then call), else a u32 follows. Bodies are cut at 4 KiB.
+// On the reply path a reply or failure is also read as a numbered one
+// (its last 8 bytes taken off as the call number), as a session's reply
+// port reads it.
 // Invariants: nothing traps; every message with a reply right gets one
 // answer of a kind its port sends (accepted with one right, rejected,
 // reply, a failure naming a known code) or is dropped (a send-once
@@ -61,7 +64,7 @@ enum XPCTarget {
 
     static let wire: [Int32] = [
         XPCWire.connect, XPCWire.accepted, XPCWire.rejected, XPCWire.message, XPCWire.request,
-        XPCWire.reply, XPCWire.failure, XPCWire.cancel, 0,
+        XPCWire.reply, XPCWire.failure, XPCWire.cancel, 0, XPCWire.call,
     ]
 
     static let setup: Setup = {
@@ -209,6 +212,13 @@ enum XPCTarget {
     /// A peer's answer as the client's reply path reads it: as a reply
     /// decoded, or a failure parsed to its typed error.
     private static func replyPath(_ id: Int32, _ body: [UInt8]) {
+        var numbered = Message(id: id, body: body)
+        if XPCWire.takeNumber(from: &numbered) != nil {
+            if numbered.body.count + XPCWire.callNumberSize != body.count { fail("xpc: a call number of the wrong size") }
+            _ = try? XPCReceivedMessage(numbered).decode(as: Answer.self)
+        } else if body.count >= XPCWire.callNumberSize {
+            fail("xpc: no call number in a body of \(body.count) bytes")
+        }
         let message = Message(id: id, body: body)
         if id == XPCWire.failure {
             let error = XPCSession.failure(message.text)
@@ -256,6 +266,11 @@ enum XPCTarget {
             seeds.append(step(1, 1, selector, ask))           // to the session
         }
         seeds.append(step(1, 1 | 4 | 8, 4, ask))              // a request carrying rights
+        let number: [UInt8] = [3, 0, 0, 0, 0, 0, 0, 0]
+        seeds.append(step(1, 0, 9, ask + number))             // a numbered call (no reply port: dropped)
+        seeds.append(step(1, 1, 9, ask + number))             // a numbered call with a reply right too
+        seeds.append(step(1, 0, 9, [1, 2]))                   // a call too short for a number
+        seeds.append(step(2, 0, 5, answer + number))          // a numbered reply, on the client's path
         seeds.append(step(1, 0, 3, ask))                      // a one-way message
         seeds.append(step(2, 0, 5, answer))                   // a reply, on the client's path
         seeds.append(step(2, 0, 6, Array("codingFailed\tno".utf8)))

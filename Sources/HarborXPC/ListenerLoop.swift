@@ -48,6 +48,7 @@ struct ListenerLoop: Sendable {
                 try? message.reply(Message(id: XPCWire.rejected, text: XPCWire.reason(reason)), timeout: .zero)
             case .accept(let messageHandler, let cancellation):
                 let session = XPCListenerSession(peer: peer, requirement: requirement,
+                                                 replies: Self.replyPort(of: &message, peer: peer),
                                                  handler: messageHandler, cancellation: cancellation)
                 // A send-once right wakes the session at cancel(): it does
                 // not count as a sender, so the client's right stays the
@@ -91,5 +92,14 @@ struct ListenerLoop: Sendable {
                              text: "\(XPCRichError.Code.methodNotFound.rawValue)\tthe listener publishes no interface")
         }
         try? message.reply(answer, timeout: .zero)
+    }
+
+    /// The send right to the client's session reply port a connect carries
+    /// as right 0, if it leads into the asking process (a peer cannot make
+    /// the session answer into a third process's port); nil otherwise.
+    static func replyPort(of message: inout Message, peer: ProcessIdentity) -> SendRight? {
+        guard message.carriedRights.first == .send, let right = try? message.takeSendRight(at: 0),
+              right.receivingProcess?.pid == peer.pid else { return nil }
+        return right
     }
 }

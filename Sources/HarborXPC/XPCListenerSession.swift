@@ -11,8 +11,12 @@ final class XPCListenerSession: Sendable {
     let requirement: XPCPeerRequirement?
     let handler: @Sendable (XPCReceivedMessage) -> (any Encodable)?
     let cancellation: (@Sendable (XPCRichError) -> Void)?
+    /// The client's session reply port, given at connect: numbered calls
+    /// (``XPCWire/call``) are answered through it. Nil for a client that
+    /// gave none; its numbered calls are dropped.
+    let replies: SendRight?
 
-    init(peer: ProcessIdentity, requirement: XPCPeerRequirement?,
+    init(peer: ProcessIdentity, requirement: XPCPeerRequirement?, replies: SendRight?,
          handler: @escaping @Sendable (XPCReceivedMessage) -> (any Encodable)?,
          cancellation: (@Sendable (XPCRichError) -> Void)?) {
         port = ReceiveRight()
@@ -20,6 +24,7 @@ final class XPCListenerSession: Sendable {
         self.requirement = requirement
         self.handler = handler
         self.cancellation = cancellation
+        self.replies = replies
         // The client's send right is the only one outside: when it goes
         // (cancelled, dropped, or the client died), the session ends.
         port.requestNoSendersNotification(to: port.makeSendOnceRight())
@@ -50,7 +55,9 @@ final class XPCListenerSession: Sendable {
                 end = XPCRichError(.connectionInvalid, "the listener was cancelled")
                 break serving
             case XPCWire.message, XPCWire.request, XPCWire.subscribe:
-                handle(message)
+                handle(XPCReceivedMessage(message))
+            case XPCWire.call:
+                handleCall(message)
             default:
                 continue  // not ours to answer; its reply right, if any, dies (send-once notification)
             }
@@ -58,8 +65,17 @@ final class XPCListenerSession: Sendable {
         cancellation?(end)
     }
 
-    private func handle(_ message: consuming Message) {
-        let received = XPCReceivedMessage(message)
+    /// A numbered call: answered through the client's reply port with its
+    /// number. One with no number, or on a session without a reply port,
+    /// is dropped; a reply right it carries is dropped too (a numbered call
+    /// is answered only by number).
+    private func handleCall(_ message: consuming Message) {
+        guard let replies, let number = XPCWire.takeNumber(from: &message) else { return }
+        _ = message.takeReplyRight()
+        handle(XPCReceivedMessage(message, route: .init(right: replies, number: number)))
+    }
+
+    private func handle(_ received: XPCReceivedMessage) {
         if let requirement, !requirement.isSatisfied(by: received.sender) {
             received.fail(XPCRichError(.peerRequirementNotMet,
                                        "\(received.sender) does not meet the requirement \(requirement)"))

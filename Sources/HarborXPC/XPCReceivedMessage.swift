@@ -19,7 +19,6 @@ import HarborSystem
 ///
 /// **Thread safety:** any thread; ``reply(_:)`` answers at most once.
 public final class XPCReceivedMessage: Sendable {
-    private let message: HarborLock<Message?>
     /// The kernel's word on who sent the message (`trailer.sender`).
     public let sender: ProcessIdentity
     /// Whether the sender waits for a reply (XPC's `expectsReply`).
@@ -29,11 +28,26 @@ public final class XPCReceivedMessage: Sendable {
     /// ``XPCPublisher/subscribe(_:)``, which answers it.
     public let isSubscriptionRequest: Bool
 
-    init(_ message: consuming Message) {
+    /// Where a numbered call's reply goes: the client's session reply port,
+    /// and the call's number, sent back with the reply.
+    struct NumberedReply: Sendable {
+        let right: SendRight
+        let number: UInt64
+    }
+
+    /// The message and, for a numbered call, its reply route, until answered.
+    struct Held: ~Copyable, Sendable {
+        var message: Message?
+        var route: NumberedReply?
+    }
+
+    private let held: HarborLock<Held>
+
+    init(_ message: consuming Message, route: NumberedReply? = nil) {
         sender = message.trailer.sender
-        expectsReply = message.hasReplyRight
+        expectsReply = message.hasReplyRight || route != nil
         isSubscriptionRequest = message.id == XPCWire.subscribe && message.hasReplyRight
-        self.message = HarborLock(Optional(message))
+        held = HarborLock(Held(message: message, route: route))
     }
 
     // A message released unanswered tells its waiting sender so, at once.
@@ -48,14 +62,14 @@ public final class XPCReceivedMessage: Sendable {
         // Written inside the lock by this thread only, read after it.
         nonisolated(unsafe) var result: Result<T, XPCRichError> = .failure(
             XPCRichError(.codingFailed, "the message was already consumed"))
-        message.withLock { message in
-            guard var held = message.take() else { return }
+        self.held.withLock { held in
+            guard var message = held.message.take() else { return }
             do {
-                result = .success(try MessageDecoder().decode(type, from: &held))
+                result = .success(try MessageDecoder().decode(type, from: &message))
             } catch {
                 result = .failure(XPCRichError(.codingFailed, "\(error)"))
             }
-            message = consume held
+            held.message = consume message
         }
         return try result.get()
     }
@@ -65,8 +79,9 @@ public final class XPCReceivedMessage: Sendable {
         requirement.isSatisfied(by: sender)
     }
 
-    /// Answers the message with `value` (XPC's `reply(_:)`), through the
-    /// send-once reply right it carried. A second reply, or a reply to a
+    /// Answers the message with `value` (XPC's `reply(_:)`): a numbered
+    /// call through the session's reply port, with its number; any other
+    /// message through the send-once reply right it carried. A second reply, or a reply to a
     /// message that expects none, throws ``XPCRichError/Code/noReply``.
     public func reply(_ value: some Encodable) throws(XPCRichError) {
         let reply: Message
@@ -88,30 +103,42 @@ public final class XPCReceivedMessage: Sendable {
     /// taken out; nil if they are not there.
     func takeSubscriberRights() -> (events: SendRight, end: SessionWake)? {
         guard isSubscriptionRequest else { return nil }
-        return message.withLock { message -> (events: SendRight, end: SessionWake)? in
-            guard var held = message.take() else { return nil }
-            let count = held.carriedRights.count
+        return self.held.withLock { held -> (events: SendRight, end: SessionWake)? in
+            guard var message = held.message.take() else { return nil }
+            let count = message.carriedRights.count
             var rights: (events: SendRight, end: SessionWake)?
-            if count >= 2, let events = try? held.takeSendRight(at: count - 2) {
-                let end = try? held.takeSendOnceRight(at: count - 1)
+            if count >= 2, let events = try? message.takeSendRight(at: count - 2) {
+                let end = try? message.takeSendOnceRight(at: count - 1)
                 switch consume end {
                 case .some(let end): rights = (events, SessionWake(end))
                 case .none: break
                 }
             }
-            message = consume held
+            held.message = consume message
             return rights
         }
     }
 
     /// Whether a reply is still owed.
-    var isAwaitingReply: Bool { message.withLock { $0?.hasReplyRight ?? false } }
+    var isAwaitingReply: Bool { held.withLock { $0.route != nil || ($0.message?.hasReplyRight ?? false) } }
 
     private func answer(_ reply: consuming Message) throws(XPCRichError) {
-        let right: ReplyRight? = message.withLock { message -> ReplyRight? in
-            guard var held = message.take() else { return nil }
-            let right = held.takeReplyRight()
-            message = consume held
+        if let route = held.withLock({ held -> NumberedReply? in
+            defer { held.route = nil }
+            return held.route
+        }) {
+            XPCWire.append(route.number, to: &reply)
+            do {
+                try route.right.send(reply)
+                return
+            } catch {
+                throw XPCRichError(.connectionInterrupted, "the sender is gone: \(error.code)")
+            }
+        }
+        let right: ReplyRight? = held.withLock { held -> ReplyRight? in
+            guard var message = held.message.take() else { return nil }
+            let right = message.takeReplyRight()
+            held.message = consume message
             return right
         }
         switch consume right {

@@ -45,7 +45,7 @@ extension XPCSession {
         // notification here), so either way the stream ends typed.
         message.attach(port.makeSendRight())
         message.attach(port.makeSendOnceRight())
-        _ = try call(message)
+        _ = try callThroughOwnPort(message)
         return XPCSubscription(port: port, service: service)
     }
 }

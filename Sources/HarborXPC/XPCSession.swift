@@ -17,13 +17,15 @@ import HarborSystem
 ///
 /// The session is one port pair: the listener made a port for it and handed
 /// this session the only send right to it, so its state and its end are the
-/// session's own. Each call that waits for a reply gets a port of its own and
-/// sends a send-once right to it, so a reply can never answer another call.
+/// session's own; the session made one reply port and handed the listener a
+/// send right to it at connect. Each call that waits for a reply carries a
+/// number, never reused within the session, and its reply comes back with
+/// it, so a reply can never answer another call (a stale or unknown number
+/// is dropped).
 ///
-/// **Death is exact, never a timeout.** When the service dies, its reply
-/// rights die with it (each pending call's port gets a send-once
-/// notification) and this session's right becomes a dead name (a dead-name
-/// notification): every pending call throws
+/// **Death is exact, never a timeout.** When the service dies, this
+/// session's right becomes a dead name (a dead-name notification, which the
+/// session asked for at connect): every pending call throws
 /// ``XPCRichError/Code/connectionInterrupted`` within one round trip of the
 /// kernel closing the service's descriptors. The session then looks the
 /// name up again on its next call, so it goes to the name's next instance
@@ -38,13 +40,40 @@ public final class XPCSession: Sendable {
     private let cancellationHandler: (@Sendable (XPCRichError) -> Void)?
     private let state = HarborLock(SessionState())
     private let monitor: SessionMonitor
+    /// The session's reply port: numbered calls' replies come here.
+    private let replyPort = ReceiveRight()
+    /// A right to ``replyPort`` that wakes the call receiving on it.
+    private let replyWake: SendRight
 
     struct SessionState: Sendable {
         var right: SendRight?
         var generation: UInt64 = 0
+        /// The process that accepted the current connection: numbered
+        /// replies from any other are dropped.
+        var servicePID: Int32 = 0
         var cancelled: XPCRichError?
         var nextCall: UInt64 = 0
+        /// Calls through a port of their own (subscriptions): a right to wake each.
         var pending: [UInt64: SendRight] = [:]
+        /// Numbered calls not yet collected by their callers.
+        var calls: [UInt64: PendingCall] = [:]
+        /// Whether a caller is receiving on the reply port for all of them.
+        var receiving = false
+    }
+
+    /// A numbered call: its connection, its outcome once known, and the
+    /// parker its caller sleeps on while another caller receives.
+    struct PendingCall: Sendable {
+        let generation: UInt64
+        var outcome: Result<MessageContent, XPCRichError>?
+        var parker: Parker?
+    }
+
+    /// What a waiting caller does next.
+    private enum Step: Sendable {
+        case done(Result<MessageContent, XPCRichError>)
+        case receive
+        case park(Parker)
     }
 
     /// Looks `machService` up with harbord and opens a session with its listener.
@@ -80,6 +109,7 @@ public final class XPCSession: Sendable {
             throw XPCRichError(.serviceNotFound, "harbord: \(error)")
         }
         monitor = SessionMonitor()
+        replyWake = replyPort.makeSendRight()
         let monitor = self.monitor
         do {
             try SystemThread.spawn { [weak self] in
@@ -120,7 +150,7 @@ public final class XPCSession: Sendable {
     ///   `peerRequirementNotMet` if either side's requirement refused it,
     ///   `noReply`, `codingFailed`, or what the service answered.
     public func sendSync<Message: Encodable>(_ message: Message) throws(XPCRichError) -> XPCReceivedMessage {
-        try call(Self.encode(message, id: XPCWire.request))
+        try call(Self.encode(message, id: XPCWire.call))
     }
 
     /// Sends `message` and calls `replyHandler` with its reply decoded as
@@ -131,7 +161,7 @@ public final class XPCSession: Sendable {
         replyHandler: @escaping @Sendable (Result<Reply, any Error>) -> Void
     ) {
         let encoded: Result<HarborPorts.Message, XPCRichError>
-        do { encoded = .success(try Self.encode(message, id: XPCWire.request)) } catch { encoded = .failure(error) }
+        do { encoded = .success(try Self.encode(message, id: XPCWire.call)) } catch { encoded = .failure(error) }
         let box = MessageBox(encoded)
         do {
             try SystemThread.spawn { [self] in
@@ -163,15 +193,17 @@ public final class XPCSession: Sendable {
     }
 
     private func end(_ error: XPCRichError, notify: Bool) {
-        let ended = state.withLock { state -> (SendRight?, [SendRight])? in
+        let ended = state.withLock { state -> (SendRight?, [SendRight], [Parker], Bool)? in
             guard state.cancelled == nil else { return nil }
             state.cancelled = error
             defer { state.right = nil; state.pending = [:] }
-            return (state.right, Array(state.pending.values))
+            let parkers = Self.fail(&state.calls, with: error) { _ in true }
+            return (state.right, Array(state.pending.values), parkers, state.receiving)
         }
-        guard let (right, pending) = ended else { return }
+        guard let (right, pending, parkers, receiving) = ended else { return }
         try? right?.send(Message(id: XPCWire.cancel), timeout: .zero)
         for wake in pending { try? wake.send(Message(id: XPCWire.wake), timeout: .zero) }
+        wakeCallers(parkers, receiving: receiving)
         monitor.stop()
         if notify { cancellationHandler?(error) }
     }
@@ -185,13 +217,14 @@ public final class XPCSession: Sendable {
             return .success(state.right.map { ($0, state.generation) })
         }
         if let current = try current.get() { return current }
-        let right = try connect()
+        let (right, servicePID) = try connect()
         right.requestDeadNameNotification(to: monitor.port.makeSendOnceRight())
         let installed = state.withLock { state -> Result<(SendRight, UInt64), XPCRichError> in
             if let cancelled = state.cancelled { return .failure(cancelled) }
             if let existing = state.right { return .success((existing, state.generation)) }  // another thread won
             state.generation &+= 1
             state.right = right
+            state.servicePID = servicePID
             return .success((right, state.generation))
         }
         let result = try installed.get()
@@ -199,8 +232,10 @@ public final class XPCSession: Sendable {
         return result
     }
 
-    /// Looks the name up and asks its listener for a session.
-    private func connect() throws(XPCRichError) -> SendRight {
+    /// Looks the name up and asks its listener for a session, handing it a
+    /// send right to the session's reply port; the session's right and the
+    /// process that accepted it.
+    private func connect() throws(XPCRichError) -> (SendRight, Int32) {
         let service: SendRight
         do {
             service = try bootstrap.lookUp(self.service)
@@ -208,8 +243,10 @@ public final class XPCSession: Sendable {
             throw XPCRichError(.serviceNotFound, "look-up of \(self.service): \(error)")
         }
         var reply: Message
+        var request = Message(id: XPCWire.connect)
+        request.attach(replyPort.makeSendRight())
         do {
-            reply = try service.sendAndReceive(Message(id: XPCWire.connect))
+            reply = try service.sendAndReceive(request)
         } catch {
             throw XPCRichError(.connectionInterrupted, "\(self.service) is gone: \(error.code)")
         }
@@ -219,7 +256,7 @@ public final class XPCSession: Sendable {
             guard reply.carriedRights.count == 1, let right = try? reply.takeSendRight(at: 0) else {
                 throw XPCRichError(.protocolViolation, "the acceptance carries no session right")
             }
-            return right
+            return (right, reply.trailer.sender.pid)
         case XPCWire.rejected:
             throw XPCRichError(.sessionRejected, XPCWire.reason(reply.text))
         default:
@@ -243,8 +280,141 @@ public final class XPCSession: Sendable {
         }
     }
 
-    /// One call: a reply port of its own, a send-once right to it in the request.
+    // MARK: Numbered calls
+
+    /// One call: a number, sent at the end of the request's body; its reply
+    /// comes to the session's reply port with the same number.
     func call(_ request: consuming Message) throws(XPCRichError) -> XPCReceivedMessage {
+        let (right, generation, number) = try register()
+        XPCWire.append(number, to: &request)
+        do {
+            try right.send(request)
+        } catch {
+            _ = state.withLock { $0.calls.removeValue(forKey: number) }
+            interrupted(generation: generation)
+            throw XPCRichError(.connectionInterrupted, "\(service) is gone: \(error.code)")
+        }
+        let reply = Message(content: try awaitReply(number))
+        try check(reply)
+        guard reply.id == XPCWire.reply else {
+            throw XPCRichError(.protocolViolation, "unexpected answer \(reply.id) to a request")
+        }
+        return XPCReceivedMessage(reply)
+    }
+
+    /// The session's right, its connection's generation, and a new call
+    /// number registered as pending on that connection.
+    private func register() throws(XPCRichError) -> (SendRight, UInt64, UInt64) {
+        while true {
+            let registered = state.withLock { state -> Result<(SendRight, UInt64, UInt64)?, XPCRichError> in
+                if let cancelled = state.cancelled { return .failure(cancelled) }
+                guard let right = state.right else { return .success(nil) }
+                state.nextCall &+= 1
+                state.calls[state.nextCall] = PendingCall(generation: state.generation)
+                return .success((right, state.generation, state.nextCall))
+            }
+            if let registered = try registered.get() { return registered }
+            _ = try currentRight()
+        }
+    }
+
+    /// Waits for call `number`'s outcome: receives on the reply port for
+    /// every pending call while no other caller does, else sleeps until the
+    /// receiving caller hands it its reply or the receiving over.
+    private func awaitReply(_ number: UInt64) throws(XPCRichError) -> MessageContent {
+        while true {
+            let step = state.withLock { state -> Step in
+                guard let call = state.calls[number] else {
+                    return .done(.failure(state.cancelled ?? XPCRichError(.connectionInterrupted, "the call was lost")))
+                }
+                if let outcome = call.outcome {
+                    state.calls[number] = nil
+                    return .done(outcome)
+                }
+                if !state.receiving {
+                    state.receiving = true
+                    return .receive
+                }
+                let parker = call.parker ?? Parker()
+                state.calls[number]?.parker = parker
+                return .park(parker)
+            }
+            switch step {
+            case .done(let outcome): return try outcome.get()
+            case .park(let parker): _ = parker.park(until: .never)
+            case .receive: receiveReply(for: number)
+            }
+        }
+    }
+
+    /// Receives one message on the reply port and hands it to its call: a
+    /// numbered reply or failure from the connection's service to a call
+    /// still waiting; anything else (a stale, unknown or duplicate number, a
+    /// wake-up, another sender) is dropped. Gives the receiving up, to a
+    /// parked caller if `me` is done.
+    private func receiveReply(for me: UInt64) {
+        var failed: XPCRichError?
+        var delivery: (number: UInt64, sender: Int32, content: MessageContent)?
+        do throws(PortError) {
+            delivery = Self.numbered(try replyPort.receive())
+        } catch {
+            failed = XPCRichError(.connectionInterrupted, "the reply port failed: \(error.code)")
+        }
+        let (parkers, dropped) = state.withLock { state -> ([Parker], MessageContent?) in
+            state.receiving = false
+            var parkers: [Parker] = []
+            var dropped: MessageContent?
+            if let failed { state.calls[me]?.outcome = .failure(failed) }
+            if let (number, sender, content) = delivery {
+                if sender == state.servicePID, var call = state.calls[number], call.outcome == nil {
+                    call.outcome = .success(content)
+                    state.calls[number] = call
+                    if number != me, let parker = call.parker { parkers.append(parker) }
+                } else {
+                    dropped = content
+                }
+            }
+            if state.calls[me]?.outcome != nil,
+               let next = state.calls.values.first(where: { $0.outcome == nil && $0.parker != nil })?.parker {
+                parkers.append(next)
+            }
+            return (parkers, dropped)
+        }
+        if let dropped { _ = Message(content: dropped) }  // released with its rights
+        for parker in parkers { parker.unpark() }
+    }
+
+    /// A numbered reply or failure's number, sender and content (the number
+    /// taken off its body); nil for anything else.
+    private static func numbered(_ message: consuming Message) -> (number: UInt64, sender: Int32, content: MessageContent)? {
+        guard message.notification == nil, message.id == XPCWire.reply || message.id == XPCWire.failure,
+              let number = XPCWire.takeNumber(from: &message) else { return nil }
+        let sender = message.trailer.sender.pid
+        return (number, sender, message.takeContent())
+    }
+
+    /// Fails every call `which` picks that has no outcome yet; the parkers
+    /// of their callers.
+    private static func fail(_ calls: inout [UInt64: PendingCall], with error: XPCRichError,
+                             which: (PendingCall) -> Bool) -> [Parker] {
+        var parkers: [Parker] = []
+        for (number, call) in calls where call.outcome == nil && which(call) {
+            calls[number]?.outcome = .failure(error)
+            if let parker = call.parker { parkers.append(parker) }
+        }
+        return parkers
+    }
+
+    /// Wakes callers whose calls failed, and the one receiving, if any.
+    private func wakeCallers(_ parkers: [Parker], receiving: Bool) {
+        for parker in parkers { parker.unpark() }
+        if receiving { try? replyWake.send(Message(id: XPCWire.wake), timeout: .zero) }
+    }
+
+    /// A call through a reply port of its own, a send-once right to it in
+    /// the request: a subscription, whose request carries rights the
+    /// publisher takes.
+    func callThroughOwnPort(_ request: consuming Message) throws(XPCRichError) -> XPCReceivedMessage {
         let (right, generation) = try currentRight()
         let replyPort = ReceiveRight()
         let registered = state.withLock { state -> Result<UInt64, XPCRichError> in
@@ -284,12 +454,15 @@ public final class XPCSession: Sendable {
     /// The service died: forget its right (the next call looks the name up
     /// again) and fail every pending call of that connection.
     private func interrupted(generation: UInt64) {
-        let pending = state.withLock { state -> [SendRight] in
-            guard state.generation == generation, state.right != nil else { return [] }
+        let interruption = XPCRichError(.connectionInterrupted, "\(service) died with the call pending")
+        let (pending, parkers, receiving) = state.withLock { state -> ([SendRight], [Parker], Bool) in
+            guard state.generation == generation, state.right != nil else { return ([], [], false) }
             state.right = nil
-            return Array(state.pending.values)
+            let parkers = Self.fail(&state.calls, with: interruption) { $0.generation == generation }
+            return (Array(state.pending.values), parkers, state.receiving)
         }
         for wake in pending { try? wake.send(Message(id: XPCWire.wake), timeout: .zero) }
+        wakeCallers(parkers, receiving: receiving)
     }
 
     /// A dead-name notification about `name`, from the monitor's thread.

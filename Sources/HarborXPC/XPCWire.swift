@@ -4,7 +4,9 @@ import HarborPorts
 /// The message ids of the session protocol (Docs/XPC.md, "On the wire").
 /// `XPC` in ASCII in the high bytes, the kind in the low byte.
 enum XPCWire {
-    /// Client → listener: open a session; carries a send-once reply right.
+    /// Client → listener: open a session; carries a send-once reply right,
+    /// and as right 0 a send right to the client's session reply port (the
+    /// port ``call`` replies come to).
     static let connect: Int32 = 0x5850_4301
     /// Listener → client: accepted; right 0 is a send right to the session's port.
     static let accepted: Int32 = 0x5850_4302
@@ -34,10 +36,36 @@ enum XPCWire {
     static let introspect: Int32 = 0x5850_430C
     /// Listener → client: the interface; the body is an `XPCInterface`.
     static let interface: Int32 = 0x5850_430D
+    /// Client → session: a message that expects a reply, numbered: no reply
+    /// right; the body's last 8 bytes are the call number (little-endian),
+    /// and the reply (``reply`` or ``failure``, its body ending with the same
+    /// 8 bytes) goes to the reply port the client gave at connect.
+    static let call: Int32 = 0x5850_430E
     /// Local only: wakes a thread of this process (a cancel, a death seen elsewhere).
     static let wake: Int32 = 0x5850_43FF
     /// The longest reason text a peer's refusal may carry; longer is cut.
     static let maximumReason = 512
+
+    /// The bytes a call number adds at the end of a body.
+    static let callNumberSize = 8
+
+    /// Appends `number` to `message`'s body (little-endian).
+    static func append(_ number: UInt64, to message: inout Message) {
+        withUnsafeBytes(of: number.littleEndian) { message.content.body.append(contentsOf: $0) }
+    }
+
+    /// Takes the call number off the end of `message`'s body; nil if the
+    /// body is too short to hold one.
+    static func takeNumber(from message: inout Message) -> UInt64? {
+        let count = message.content.body.count
+        guard count >= callNumberSize else { return nil }
+        var number: UInt64 = 0
+        for index in (count - callNumberSize)..<count {
+            number = number >> 8 | UInt64(message.content.body[index]) << 56
+        }
+        message.content.body.removeLast(callNumberSize)
+        return number
+    }
 
     /// A reason from a peer, bounded and made printable.
     static func reason(_ text: String) -> String {

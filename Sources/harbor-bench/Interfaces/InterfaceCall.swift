@@ -21,9 +21,12 @@ struct InterfaceCall: Benchmark {
             "harbor-sendonce (the reference, raw Harbor request/reply): Message(id:body:) of 64 B with a fresh "
                 + "send-once reply right; the peer's main thread receives and message.reply()s; the client receives "
                 + "on its port.",
+            "harbor-numbered (the raw reference for a reused reply port): as harbor, a send right each way made "
+                + "once, and the request's last 8 bytes a call number, echoed by the peer and checked by the client.",
             "xpc: EchoCall { sequence: Int, data: [UInt8] (64 B) } through XPCSession.sendSync, decoded with "
                 + "decode(as:); the peer's XPCListener (checked in with a private harbord) answers it from its "
-                + "session's thread. Each call makes its own reply port, as HarborXPC does.",
+                + "session's thread. The session's one reply port (given to the listener at connect) gets every reply, "
+                + "matched to its call by number, as HarborXPC does.",
             "actor: the same EchoCall through `try await remote.echo(_:)` on a distributed actor the peer hosts "
                 + "(HarborActorSystem, registered with the private harbord, resolved by name); the calls run in one "
                 + "task, each sample one await.",
@@ -43,6 +46,7 @@ struct InterfaceCall: Benchmark {
             SeqPacketPingPong(link: link, size: 64),
             HarborRemoteEcho(link: link, size: 64),
             HarborRightRoundTrip(link: link, sendOnce: true),
+            HarborNumberedCall(link: link, size: 64),
             XPCTypedCall(socketPath: fixture.socketPath, fixture: fixture),
             ActorCall(socketPath: fixture.socketPath, fixture: fixture),
             SDBusRoundTrip(link: link, size: 64),
@@ -67,6 +71,8 @@ struct InterfaceCall: Benchmark {
             ("actor", "harbor-sendonce", "≤ 1.5"),
             ("sdbus", "xpc", "≥ 1.5"),
             ("grpc", "xpc", "≥ 5"),
+            ("xpc", "harbor-numbered", ""),
+            ("actor", "harbor-numbered", ""),
             ("xpc", "harbor", ""),
             ("actor", "harbor", ""),
             ("grpc", "harbor-sendonce", ""),
