@@ -15,7 +15,7 @@ struct HarborCommand: ParsableCommand {
 
             Every command takes --json: JSON instead of text, one object a line, one schema a \
             command (Docs/schemas/harbor-COMMAND.schema.json); human output's fields never hold \
-            whitespace, but for quoted message text, which comes last.
+            whitespace, but for quoted message text, which follows ": ".
 
             Exit status, the same for every command (each one's --help says which it uses): \
             0 success; 1 refused or an error reply (name in use, already checked in, bad request); \

@@ -13,8 +13,8 @@ struct Watch: ParsableCommand {
             name) are printed first. Answers pings (`harbor ping`). Stops after --count messages, or \
             exits 4 if none arrives within --idle seconds; otherwise runs until interrupted. Prints \
             `watching NAME …` once checked in, then a line a message: `id ID from pid PID uid UID`, \
-            then `(relayed by pid PID uid UID)`, `(+N rights)`, `(reply right)` where they apply, then \
-            `: "TEXT"` (quoted) or `: N bytes HEX` last. With --json: one object a line, \
+            then `: "TEXT"` (quoted) or `: N bytes HEX`, then `(relayed by pid PID uid UID)`, \
+            `(+N rights)`, `(reply right)` where they apply. With --json: one object a line, \
             {"event": "watching", "name", "waiting"} first, then {"event": "message", "name", "id", \
             "pid", "uid", "relayed_by", "rights", "reply_right", "text", "hex"} a message \
             (Docs/schemas/harbor-watch.schema.json). \
@@ -65,18 +65,14 @@ struct Watch: ParsableCommand {
         }
     }
 
-    /// "id 7 from pid 42 uid 0", then " (relayed by pid 9 uid 61234)" for
-    /// a message relayed in a moved port (`Security.md`), the rights it
-    /// carries, then the body last: `: "text"` for a body that is valid
-    /// UTF-8 with no C0 control but tab, its controls, C1 and bidi
+    /// "id 7 from pid 42 uid 0: "text"", then " (relayed by pid 9 uid
+    /// 61234)" for a message relayed in a moved port (`Security.md`) and
+    /// the rights it carries. A body that is valid UTF-8 with no C0 control
+    /// but tab is shown as quoted text, its controls, C1 and bidi
     /// characters escaped (``TerminalText``); any other body as hex.
     private func line(for message: borrowing Message) -> String {
         let sender = message.trailer.sender
         var text = "id \(message.id == bootstrapPingID ? "PING" : String(message.id)) from pid \(sender.pid) uid \(sender.uid)"
-        if let relay = message.trailer.relayedBy { text += " (relayed by pid \(relay.pid) uid \(relay.uid))" }
-        let rights = message.carriedRights.count
-        if rights > 0 { text += " (+\(rights) right\(rights == 1 ? "" : "s"))" }
-        if message.hasReplyRight { text += " (reply right)" }
         let body = message.body
         if !body.isEmpty {
             if let string = String(validating: body, as: UTF8.self), string.unicodeScalars.allSatisfy({ $0.value >= 32 || $0 == "\t" }) {
@@ -85,6 +81,10 @@ struct Watch: ParsableCommand {
                 text += ": \(body.count) bytes " + Self.hex(body.prefix(16)) + (body.count > 16 ? "…" : "")
             }
         }
+        if let relay = message.trailer.relayedBy { text += " (relayed by pid \(relay.pid) uid \(relay.uid))" }
+        let rights = message.carriedRights.count
+        if rights > 0 { text += " (+\(rights) right\(rights == 1 ? "" : "s"))" }
+        if message.hasReplyRight { text += " (reply right)" }
         return text
     }
 
