@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Harbor — checks Scripts/install.sh and Scripts/package-deb.sh (S07, S08;
+# Harbor — checks Scripts/install.sh and Scripts/package-deb.sh (O04, O05;
 # Docs/Install.md) in throw-away roots: a first install, an upgrade in
 # place that keeps an edited policy, a change of prefix, an uninstall that
 # leaves nothing behind, binaries that need no Swift toolchain, and a
@@ -51,7 +51,7 @@ install() { bash Scripts/install.sh --no-systemctl --binaries "$binaries" "$@" >
 # O04: a first install places binaries, units and the policy, with the prefix.
 root=$work/root
 mkdir -p "$root"
-check S07 "a first install succeeds" install --root "$root"
+check O04 "a first install succeeds" install --root "$root"
 expected="etc/harbor/policy.conf
 etc/systemd/system/harbor-activate.path
 etc/systemd/system/harbor-activate.service
@@ -63,50 +63,50 @@ usr/local/bin/harbor
 usr/local/bin/harbord
 var/lib/harbor/install-manifest
 var/lib/harbor/install-manifest.dirs"
-check S07 "it places exactly the binaries, the system and user units, the policy and its manifest" \
+check O04 "it places exactly the binaries, the system and user units, the policy and its manifest" \
     test "$(cd "$root" && find . -type f | sed 's|^\./||' | sort)" = "$expected"
-check S07 "the units run the installed binaries" \
+check O04 "the units run the installed binaries" \
     grep -q '^ExecStart=/usr/local/bin/harbord$' "$root/etc/systemd/system/harbord.service"
-check S07 "the installed harbord runs (--version)" "$root/usr/local/bin/harbord" --version
-check S07 "the installed policy file is valid" "$root/usr/local/bin/harbord" --check-config "$root/etc/harbor/policy.conf"
+check O04 "the installed harbord runs (--version)" "$root/usr/local/bin/harbord" --version
+check O04 "the installed policy file is valid" "$root/usr/local/bin/harbord" --check-config "$root/etc/harbor/policy.conf"
 if [[ $static -eq 1 ]]; then
-    check S07 "harbord and harbor need no Swift runtime library (static)" \
+    check O04 "harbord and harbor need no Swift runtime library (static)" \
         bash -c "! ldd '$root/usr/local/bin/harbord' '$root/usr/local/bin/harbor' | grep -q libswift"
 fi
 
 # O04: running it again upgrades in place and keeps an edited policy.
 echo "shared  com.example.kept owner=0" >> "$root/etc/harbor/policy.conf"
 printf 'old binary\n' > "$root/usr/local/bin/harbor"
-check S07 "a second run (an upgrade) succeeds" install --root "$root"
-check S07 "the upgrade says it upgraded" grep -q "upgraded" "$work/out"
-check S07 "the upgrade replaces the binaries" cmp -s "$binaries/harbor" "$root/usr/local/bin/harbor"
-check S07 "the upgrade keeps the edited policy" grep -q "com.example.kept" "$root/etc/harbor/policy.conf"
-check S07 "the upgrade leaves no staging file" \
+check O04 "a second run (an upgrade) succeeds" install --root "$root"
+check O04 "the upgrade says it upgraded" grep -q "upgraded" "$work/out"
+check O04 "the upgrade replaces the binaries" cmp -s "$binaries/harbor" "$root/usr/local/bin/harbor"
+check O04 "the upgrade keeps the edited policy" grep -q "com.example.kept" "$root/etc/harbor/policy.conf"
+check O04 "the upgrade leaves no staging file" \
     bash -c "! find '$root' -name '.harbor-install.*' | grep -q ."
 
 # O04: another prefix moves the binaries; nothing stays at the old one.
-check S07 "an install with --prefix /usr succeeds" install --root "$root" --prefix /usr
-check S07 "the binaries moved to the new prefix" test -x "$root/usr/bin/harbord" -a ! -e "$root/usr/local/bin/harbord"
-check S07 "the units follow the prefix" grep -q '^ExecStart=/usr/bin/harbord$' "$root/etc/systemd/system/harbord.service"
+check O04 "an install with --prefix /usr succeeds" install --root "$root" --prefix /usr
+check O04 "the binaries moved to the new prefix" test -x "$root/usr/bin/harbord" -a ! -e "$root/usr/local/bin/harbord"
+check O04 "the units follow the prefix" grep -q '^ExecStart=/usr/bin/harbord$' "$root/etc/systemd/system/harbord.service"
 
 # O04: --uninstall removes everything; an edited policy stays and is named.
-check S07 "an uninstall succeeds" install --root "$root" --uninstall
-check S07 "the uninstall names the edited policy it kept" grep -q "kept .*policy.conf" "$work/out"
-check S07 "only the edited policy stays" \
+check O04 "an uninstall succeeds" install --root "$root" --uninstall
+check O04 "the uninstall names the edited policy it kept" grep -q "kept .*policy.conf" "$work/out"
+check O04 "only the edited policy stays" \
     test "$(cd "$root" && find . -mindepth 1 | sort | tr '\n' ' ')" = "./etc ./etc/harbor ./etc/harbor/policy.conf "
 clean=$work/clean
 mkdir -p "$clean"
 install --root "$clean" && install --root "$clean" --uninstall
-check S07 "install then uninstall on a clean root leaves nothing behind" \
+check O04 "install then uninstall on a clean root leaves nothing behind" \
     test -z "$(find "$clean" -mindepth 1)"
-check S07 "an uninstall with nothing installed fails" bash -c "! bash Scripts/install.sh --root '$clean' --uninstall --no-systemctl 2>/dev/null"
-check S07 "a bad argument exits 2" bash -c "bash Scripts/install.sh --bogus 2>/dev/null; test \$? -eq 2"
+check O04 "an uninstall with nothing installed fails" bash -c "! bash Scripts/install.sh --root '$clean' --uninstall --no-systemctl 2>/dev/null"
+check O04 "a bad argument exits 2" bash -c "bash Scripts/install.sh --bogus 2>/dev/null; test \$? -eq 2"
 
 # O05: the Debian package holds the same files, prefix /usr, the policy a conffile.
 if package=$(bash Scripts/package-deb.sh --binaries "$binaries" --output "$work/deb" 2>"$work/deb.err"); then
-    check S08 "package-deb.sh builds a package" test -f "$package"
+    check O05 "package-deb.sh builds a package" test -f "$package"
     listed=$(dpkg-deb -c "$package" | awk '{print $6}' | grep -v '/$' | sed 's|^\./||' | sort)
-    check S08 "the package holds the binaries in /usr/bin, the units and the policy" test "$listed" = "etc/harbor/policy.conf
+    check O05 "the package holds the binaries in /usr/bin, the units and the policy" test "$listed" = "etc/harbor/policy.conf
 etc/systemd/system/harbor-activate.path
 etc/systemd/system/harbor-activate.service
 etc/systemd/system/harbord.service
@@ -115,13 +115,13 @@ etc/systemd/user/harbord.service
 etc/systemd/user/harbord.socket
 usr/bin/harbor
 usr/bin/harbord"
-    check S08 "the policy is a conffile" bash -c "dpkg-deb --ctrl-tarfile '$package' | tar -xO ./conffiles | grep -qx /etc/harbor/policy.conf"
-    check S08 "it depends on libc6, libstdc++6, libgcc-s1 and libsystemd0" bash -c "dpkg-deb -f '$package' Depends | grep -qx 'libc6, libstdc++6, libgcc-s1, libsystemd0'"
+    check O05 "the policy is a conffile" bash -c "dpkg-deb --ctrl-tarfile '$package' | tar -xO ./conffiles | grep -qx /etc/harbor/policy.conf"
+    check O05 "it depends on libc6, libstdc++6, libgcc-s1 and libsystemd0" bash -c "dpkg-deb -f '$package' Depends | grep -qx 'libc6, libstdc++6, libgcc-s1, libsystemd0'"
     mkdir -p "$work/unpacked"
     dpkg-deb -x "$package" "$work/unpacked"
-    check S08 "its units run /usr/bin/harbord" grep -q '^ExecStart=/usr/bin/harbord$' "$work/unpacked/etc/systemd/system/harbord.service"
+    check O05 "its units run /usr/bin/harbord" grep -q '^ExecStart=/usr/bin/harbord$' "$work/unpacked/etc/systemd/system/harbord.service"
 else
-    check S08 "package-deb.sh builds a package" false
+    check O05 "package-deb.sh builds a package" false
     cat "$work/deb.err" >&2
 fi
 

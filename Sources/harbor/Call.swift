@@ -12,15 +12,20 @@ struct Call: ParsableCommand {
             Sends {method, parameters} on a session (Docs/XPC.md, "Interfaces and tools"); the \
             parameters are fitted to the method's published request type where JSON cannot say \
             (an integer for a double, an array for bytes). Prints the reply as one line of JSON, \
-            or the typed error (CODE: reason) on stderr. Exit status 1 an error reply (unknown \
-            method, parameters that are not the request, the method failed) or parameters that \
-            are not JSON, 2 no such name, 3 name server unreachable, 4 no answer in time.
+            or the typed error (CODE: reason) on stderr; --json changes nothing (every command \
+            takes it), the reply is any JSON value (Docs/schemas/harbor-call.schema.json). Exit \
+            status 0 a reply, 1 an error reply (unknown method, parameters that are not the request, the \
+            method failed) or parameters that are not JSON, 2 no such name, 3 name server \
+            unreachable, 4 no answer in time, 5 not permitted.
             """)
 
     @Argument(help: "The service name.") var name: String
     @Argument(help: "The method's name.") var method: String
     @Argument(help: "The parameters, as JSON (an object for a struct).") var parameters: String = "{}"
     @OptionGroup var connection: ConnectionOptions
+
+    @Flag(name: .long, help: "Print the reply as JSON (what harbor call always does).")
+    var json = false
 
     func run() throws {
         var value: XPCValue

@@ -13,9 +13,14 @@ struct HarborCommand: ParsableCommand {
             Talks to the bootstrap name server (harbord) at $HARBOR_BOOTSTRAP, else \
             /run/harbor/bootstrap.sock (root) or $XDG_RUNTIME_DIR/harbor/bootstrap.sock.
 
-            Exit status: 0 success; 1 refused (name in use, already checked in, bad request); \
-            2 no such name; 3 name server unreachable; 4 timed out; \
-            5 not permitted; 6 over your uid's quota (Docs/harbord.md); 64 wrong arguments.
+            Every command takes --json: JSON instead of text, one object a line, one schema a \
+            command (Docs/schemas/harbor-COMMAND.schema.json); human output's fields never hold \
+            whitespace, but for quoted message text, which follows ": ".
+
+            Exit status, the same for every command (each one's --help says which it uses): \
+            0 success; 1 refused or an error reply (name in use, already checked in, bad request); \
+            2 no such name; 3 name server unreachable (or the service's port is gone); 4 no answer \
+            in time; 5 not permitted; 6 over your uid's quota (Docs/harbord.md); 64 wrong arguments.
             """,
         version: HarborVersion.string,
         subcommands: [LookUp.self, List.self, Send.self, Ping.self, Watch.self, Hold.self, Introspect.self, Call.self])

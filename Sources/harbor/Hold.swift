@@ -12,7 +12,11 @@ struct Hold: ParsableCommand {
             Takes each name's receive right and keeps it, reading nothing: messages sent to the names \
             wait in their ports (up to their queue limits). Prints "holding N names" once all are \
             checked in. If harbord restarts, the names are checked in again by themselves. A placeholder \
-            service, and a way to load a name server.
+            service, and a way to load a name server. With --json: one object {"holding", "names"} once \
+            all are checked in (Docs/schemas/harbor-hold.schema.json). \
+            Exit status 0 when interrupted (SIGINT, SIGTERM, SIGHUP) or after --seconds, 1 refused \
+            (a name is held already), 3 name server unreachable, 4 no answer in time, 5 not permitted, \
+            6 over your uid's quota.
             """)
 
     @Argument(help: "The names to check in.") var names: [String]
@@ -22,6 +26,8 @@ struct Hold: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Exit 0 after this many seconds.", valueName: "seconds"))
     var seconds: Double?
     @OptionGroup var connection: ConnectionOptions
+    @Flag(name: .long, help: "Print one JSON object once checked in (Docs/schemas/harbor-hold.schema.json).")
+    var json = false
 
     func validate() throws {
         guard !names.isEmpty else { throw ValidationError("give at least one name") }
@@ -43,7 +49,12 @@ struct Hold: ParsableCommand {
                 throw CommandFailure(error, name: name)
             }
         }
-        say("holding \(held.count) name\(held.count == 1 ? "" : "s")")
+        if json {
+            say(JSONText.object([("holding", String(held.count)),
+                                 ("names", "[" + expanded.map(JSONText.string).joined(separator: ",") + "]")]))
+        } else {
+            say("holding \(held.count) name\(held.count == 1 ? "" : "s")")
+        }
         // Wait for SIGINT, SIGTERM or SIGHUP (taken even where a parent left
         // them blocked), or the time given; then let go of the names and exit 0.
         var signals = sigset_t()

@@ -10,15 +10,16 @@ struct Introspect: ParsableCommand {
         discussion: """
             One line `interface NAME`, then one line per method: `method NAME(REQUEST) -> REPLY`, \
             types as in Docs/XPC.md ("Interfaces and tools"). With --json: one object \
-            {"interface", "methods": [{"name", "request", "reply"}]}, types as that text. \
-            Exit status 1 if the listener publishes no interface or refuses you, 2 no such name, \
-            4 no answer in time.
+            {"interface", "methods": [{"name", "request", "reply"}]}, types as that text \
+            (Docs/schemas/harbor-introspect.schema.json). \
+            Exit status 0 printed, 1 if the listener publishes no interface or refuses you, 2 no such name, \
+            3 name server unreachable, 4 no answer in time, 5 not permitted.
             """)
 
     @Argument(help: "The service name.") var name: String
     @OptionGroup var connection: ConnectionOptions
 
-    @Flag(name: .long, help: "Print one JSON object.")
+    @Flag(name: .long, help: "Print one JSON object (Docs/schemas/harbor-introspect.schema.json).")
     var json = false
 
     func run() throws {

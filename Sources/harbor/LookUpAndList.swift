@@ -6,17 +6,34 @@ struct LookUp: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lookup",
         abstract: "Look a service up by name and say where it is.",
-        discussion: "Exit status 0 if the name is visible to you (your own names and shared ones), 2 if not.")
+        discussion: """
+            Prints one line of five whitespace-free fields, as a `harbor list` row: NAME, SCOPE \
+            (user:UID or shared), STATE (active, waiting, registered), PID, UNIT (- when none or not \
+            known). With --json: one object {"name", "scope", "uid", "state", "pid", "unit"} \
+            (Docs/schemas/harbor-lookup.schema.json). \
+            Exit status 0 if the name is visible to you (your own names and shared ones), 2 no such \
+            name, 3 name server unreachable, 4 no answer in time, 5 not permitted.
+            """)
 
     @Argument(help: "The service name.") var name: String
     @OptionGroup var connection: ConnectionOptions
+
+    @Flag(name: .long, help: "Print one JSON object (Docs/schemas/harbor-lookup.schema.json).")
+    var json = false
 
     func run() throws {
         let client = try connection.connect()
         do {
             _ = try client.lookUp(name)
             let entry = try? client.list().first { $0.name == name }
-            say("\(name): " + (entry.map(describe) ?? "found"))
+            if json {
+                say(entry.map(List.jsonObject) ?? JSONText.object([
+                    ("name", JSONText.string(name)), ("scope", "null"), ("uid", "null"),
+                    ("state", "null"), ("pid", "null"), ("unit", "null"),
+                ]))
+            } else {
+                say(List.fields(entry, name: name).joined(separator: " "))
+            }
         } catch {
             throw CommandFailure(error, name: name)
         }
@@ -29,13 +46,15 @@ struct List: ParsableCommand {
         abstract: "List the names you can see: your own and the shared ones.",
         discussion: """
             Columns: NAME, SCOPE (user:UID or shared), STATE (active, waiting, registered), PID, UNIT \
-            (- when none); fields never contain spaces. With --json: one array of objects \
-            {"name", "scope", "uid", "state", "pid", "unit"} (Docs/harbord.md).
+            (- when none); fields never contain whitespace. With --json: one object a line, a name each, \
+            {"name", "scope", "uid", "state", "pid", "unit"} (Docs/schemas/harbor-list.schema.json); \
+            nothing for no names. \
+            Exit status 0 listed, 3 name server unreachable, 4 no answer in time.
             """)
 
     @OptionGroup var connection: ConnectionOptions
 
-    @Flag(name: .long, help: "Print a JSON array, one object per name (Docs/harbord.md has the schema).")
+    @Flag(name: .long, help: "Print one JSON object a line, a name each (Docs/schemas/harbor-list.schema.json).")
     var json = false
 
     func run() throws {
@@ -43,7 +62,7 @@ struct List: ParsableCommand {
         let entries: [BootstrapEntry]
         do { entries = try client.list() } catch { throw CommandFailure(error) }
         if json {
-            printJSON(entries)
+            for entry in entries { say(Self.jsonObject(entry)) }
             return
         }
         guard !entries.isEmpty else {
@@ -51,8 +70,7 @@ struct List: ParsableCommand {
             return
         }
         let rows = [["NAME", "SCOPE", "STATE", "PID", "UNIT"]] + entries.map { entry in
-            [entry.name, Self.scopeField(entry.scope), "\(entry.state)", entry.pid.map { String($0) } ?? "-", entry.unit ?? "-"]
-                .map(TerminalText.escaped)  // escaped before measuring, so the columns line up
+            Self.fields(entry, name: entry.name)
         }
         let widths = (0..<5).map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
@@ -70,35 +88,30 @@ struct List: ParsableCommand {
         }
     }
 
-    /// `[` then one object a line, comma-separated, then `]` (`[]` for no names).
-    private func printJSON(_ entries: [BootstrapEntry]) {
-        guard !entries.isEmpty else {
-            say("[]")
-            return
-        }
-        say("[")
-        for (index, entry) in entries.enumerated() {
-            let uid: String
-            if case .user(let owner) = entry.scope { uid = String(owner) } else { uid = "null" }
-            let object = JSONText.object([
-                ("name", JSONText.string(entry.name)),
-                ("scope", JSONText.string(Self.scopeField(entry.scope))),
-                ("uid", uid),
-                ("state", JSONText.string(entry.state.rawValue)),
-                ("pid", entry.pid.map { String($0) } ?? "null"),
-                ("unit", JSONText.optional(entry.unit)),
-            ])
-            say(object + (index == entries.count - 1 ? "" : ","))
-        }
-        say("]")
+    /// A row's five fields, each escaped (``TerminalText``) and free of
+    /// whitespace: NAME, SCOPE, STATE, PID, UNIT (`-` for what is not known).
+    static func fields(_ entry: BootstrapEntry?, name: String) -> [String] {
+        [name, entry.map { scopeField($0.scope) } ?? "-", entry.map { "\($0.state)" } ?? "-",
+         entry?.pid.map { String($0) } ?? "-", entry?.unit ?? "-"]
+            .map { field in
+                // Escaped before measuring, so the columns line up; a space
+                // (valid names hold none) shows as \x20, so the field stays one.
+                let escaped = TerminalText.escaped(field)
+                return escaped.isEmpty ? "-" : escaped.replacing(" ", with: "\\x20")
+            }
     }
-}
 
-/// "active (user 0, pid 42)", "waiting (shared, unit x.service): messages wait for the service".
-func describe(_ entry: BootstrapEntry) -> String {
-    var details = ["\(entry.scope)"]
-    if let pid = entry.pid { details.append("pid \(pid)") }
-    if let unit = entry.unit { details.append("unit \(unit)") }
-    let note = entry.state == .waiting ? ": not checked in, messages wait for the service" : ""
-    return "\(entry.state) (\(details.joined(separator: ", ")))\(note)"
+    /// One name as a JSON object (Docs/schemas/harbor-list.schema.json).
+    static func jsonObject(_ entry: BootstrapEntry) -> String {
+        let uid: String
+        if case .user(let owner) = entry.scope { uid = String(owner) } else { uid = "null" }
+        return JSONText.object([
+            ("name", JSONText.string(entry.name)),
+            ("scope", JSONText.string(scopeField(entry.scope))),
+            ("uid", uid),
+            ("state", JSONText.string(entry.state.rawValue)),
+            ("pid", entry.pid.map { String($0) } ?? "null"),
+            ("unit", JSONText.optional(entry.unit)),
+        ])
+    }
 }

@@ -70,8 +70,8 @@ extension BootstrapTests {
             }
         }
 
-        /// S05: `harbor list --json` prints one JSON array of
-        /// {name, scope, uid, state, pid, unit} objects (the schema of
+        /// S05: `harbor list --json` prints one JSON object a line of
+        /// {name, scope, uid, state, pid, unit} (the schema of
         /// Docs/harbord.md); the human
         /// listing's SCOPE is one field (`user:0`, `shared`).
         @Test func S05_listJSONFollowsTheSchemaAndColumnsSplit() throws {
@@ -88,8 +88,9 @@ extension BootstrapTests {
             let printed = empty.allStdout()
             #expect(empty.exitCode() == 0, "\(empty.stderrSoFar)")
             #expect(printed.utf8.allSatisfy { $0 == 0x0A || (0x20...0x7E).contains($0) }, "\(printed)")
-            let parsed = try JSONSerialization.jsonObject(with: Data(printed.utf8)) as? [[String: Any]]
-            let objects = try #require(parsed, "\(printed)")
+            let objects = try printed.split(separator: "\n").map { line in
+                try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(printed)")
+            }
             #expect(objects.count == 2)
             for object in objects {
                 #expect(Set(object.keys) == ["name", "scope", "uid", "state", "pid", "unit"], "\(object)")
