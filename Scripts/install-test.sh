@@ -52,19 +52,17 @@ install() { bash Scripts/install.sh --no-systemctl --binaries "$binaries" "$@" >
 root=$work/root
 mkdir -p "$root"
 check O04 "a first install succeeds" install --root "$root"
-expected="etc/harbor/policy.conf
-etc/systemd/system/harbor-activate.path
-etc/systemd/system/harbor-activate.service
-etc/systemd/system/harbord.service
-etc/systemd/system/harbord.socket
-etc/systemd/user/harbord.service
-etc/systemd/user/harbord.socket
-usr/local/bin/harbor
-usr/local/bin/harbord
-var/lib/harbor/install-manifest
-var/lib/harbor/install-manifest.dirs"
+# What an install places, sorted: the binaries under $1 (no leading /), the
+# units and the policy.
+placed() {
+    printf '%s\n' etc/harbor/policy.conf etc/systemd/system/harbor-activate.path \
+        etc/systemd/system/harbor-activate.service etc/systemd/system/harbord.service \
+        etc/systemd/system/harbord.socket etc/systemd/user/harbord.service \
+        etc/systemd/user/harbord.socket "$1/bin/harbor" "$1/bin/harbord" | sort
+}
 check O04 "it places exactly the binaries, the system and user units, the policy and its manifest" \
-    test "$(cd "$root" && find . -type f | sed 's|^\./||' | sort)" = "$expected"
+    test "$(cd "$root" && find . -type f | sed 's|^\./||' | sort)" = \
+        "$( (placed usr/local; echo var/lib/harbor/install-manifest; echo var/lib/harbor/install-manifest.dirs) | sort)"
 check O04 "the units run the installed binaries" \
     grep -q '^ExecStart=/usr/local/bin/harbord$' "$root/etc/systemd/system/harbord.service"
 check O04 "the installed harbord runs (--version)" "$root/usr/local/bin/harbord" --version
@@ -106,15 +104,7 @@ check O04 "a bad argument exits 2" bash -c "bash Scripts/install.sh --bogus 2>/d
 if package=$(bash Scripts/package-deb.sh --binaries "$binaries" --output "$work/deb" 2>"$work/deb.err"); then
     check O05 "package-deb.sh builds a package" test -f "$package"
     listed=$(dpkg-deb -c "$package" | awk '{print $6}' | grep -v '/$' | sed 's|^\./||' | sort)
-    check O05 "the package holds the binaries in /usr/bin, the units and the policy" test "$listed" = "etc/harbor/policy.conf
-etc/systemd/system/harbor-activate.path
-etc/systemd/system/harbor-activate.service
-etc/systemd/system/harbord.service
-etc/systemd/system/harbord.socket
-etc/systemd/user/harbord.service
-etc/systemd/user/harbord.socket
-usr/bin/harbor
-usr/bin/harbord"
+    check O05 "the package holds the binaries in /usr/bin, the units and the policy" test "$listed" = "$(placed usr)"
     check O05 "the policy is a conffile" bash -c "dpkg-deb --ctrl-tarfile '$package' | tar -xO ./conffiles | grep -qx /etc/harbor/policy.conf"
     check O05 "it depends on libc6, libstdc++6, libgcc-s1 and libsystemd0" bash -c "dpkg-deb -f '$package' Depends | grep -qx 'libc6, libstdc++6, libgcc-s1, libsystemd0'"
     mkdir -p "$work/unpacked"
