@@ -107,9 +107,17 @@ final class BootstrapLink: Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            var message = Message(id: id, body: body)
+            if replies.registration?.generation != link.generation {
+                replies.registration = .init(generation: link.generation, handle: registeredReplies(on: link, replies: &replies))
+            }
+            var message: Message
+            if let handle = replies.registration?.handle {
+                message = Message(id: BootstrapRequest.viaRegisteredReply(id), body: body + BootstrapRequest.handleBytes(handle))
+            } else {
+                message = Message(id: id, body: body)
+                message.setReplyRight(replies.right)
+            }
             for right in rights { message.attach(right) }
-            message.setReplyRight(replies.right)
             replies.watch(link)
             do throws(PortError) {
                 try link.right.send(message, timeout: timeout)
@@ -121,6 +129,24 @@ final class BootstrapLink: Sendable {
                 throw BootstrapError(.unreachable, "the name server is gone: \(error.detail)", underlying: error)
             }
             return try awaitReply(on: link, replies: &replies)
+        }
+    }
+
+    /// Registers `replies`' right with `link`'s server; the handle, or nil
+    /// if the server refused or did not answer (requests then carry the
+    /// right). A dead server is found by the request that follows.
+    private func registeredReplies(on link: Current, replies: inout BootstrapReplies) -> UInt64? {
+        var message = Message(id: BootstrapRequest.registerReplies)
+        message.setReplyRight(replies.right)
+        replies.watch(link)
+        do throws(BootstrapError) {
+            do throws(PortError) { try link.right.send(message, timeout: timeout) } catch {
+                return nil
+            }
+            let reply = try awaitReply(on: link, replies: &replies)
+            return reply.body.count == 8 ? BootstrapRequest.handle(endingThe: reply.body) : nil
+        } catch {
+            return nil
         }
     }
 
