@@ -23,7 +23,8 @@ struct HarborCommand: ParsableCommand {
             in time; 5 not permitted; 6 over your uid's quota (Docs/harbord.md); 64 wrong arguments.
             """,
         version: HarborVersion.string,
-        subcommands: [LookUp.self, List.self, Send.self, Ping.self, Watch.self, Hold.self, Introspect.self, Call.self])
+        subcommands: [LookUp.self, List.self, Send.self, Ping.self, Watch.self, Hold.self, Introspect.self, Call.self,
+                      Ports.self, Print.self])
 
     /// Parses and runs, printing a failure as one line on stderr with its exit code.
     static func main() {

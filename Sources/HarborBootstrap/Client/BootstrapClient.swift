@@ -182,7 +182,7 @@ public final class BootstrapClient: Sendable {
         return try request(id, body: Array(name.utf8), carrying: rights)
     }
 
-    private func request(_ id: Int32, body: [UInt8], carrying rights: [SendRight] = []) throws(BootstrapError) -> Message {
+    func request(_ id: Int32, body: [UInt8], carrying rights: [SendRight] = []) throws(BootstrapError) -> Message {
         let link = self.link
         let outcome = replies.withLock { replies -> Result<Message, BootstrapError> in
             do throws(BootstrapError) {

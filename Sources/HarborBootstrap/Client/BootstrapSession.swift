@@ -157,6 +157,7 @@ final class BootstrapSession: Sendable {
                 }
                 continue
             }
+            if message.id == BootstrapRequest.introspect { answerIntrospection(&message) }
             if let notification = message.notification {
                 if case .deadName(let name) = notification {
                     if name == watched.right.name {
