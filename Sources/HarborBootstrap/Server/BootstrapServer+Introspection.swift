@@ -1,7 +1,8 @@
 // Harbor — the name server's introspection: `harbor ports` forwarded to a process's session, `harbor print`,
 // `harbor list --all` (Docs/harbord.md, "Looking inside").
-import Glibc  // time() and types: pid_t, uid_t
+import Glibc  // types only: pid_t, uid_t
 import HarborPorts
+import HarborSystem
 
 extension BootstrapServer {
     /// Answers an introspection request; false if `message` is not one.
@@ -17,7 +18,7 @@ extension BootstrapServer {
     }
 
     /// Seconds since the Unix epoch, for a name's check-in time.
-    static func wallClockSeconds() -> Int { Int(time(nil)) }
+    static func wallClockSeconds() -> Int { WallClock.secondsSinceEpoch }
 
     // MARK: harbor ports
 
