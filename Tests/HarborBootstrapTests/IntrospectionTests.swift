@@ -52,6 +52,10 @@ extension BootstrapTests {
             #expect(harbord.waitUntilReady())
             let target = holder(harbord, "o7.same")
             defer { end(target) }
+            // Two messages wait for the holder (in its socket: counted by the port's slot counter).
+            let service = try harbord.client().lookUp("o7.same")
+            try service.send(Message(id: 1), timeout: .seconds(5))
+            try service.send(Message(id: 2), timeout: .seconds(5))
 
             let asked = harbord.harbor(["ports", String(target.pid), "--json"])
             let rows = try jsonLines(asked, "ports")
@@ -59,6 +63,7 @@ extension BootstrapTests {
             #expect(rows.allSatisfy { $0["pid"] as? Int == Int(target.pid) }, "\(rows)")
             let receives = rows.filter { $0["kind"] as? String == "receive" }
             #expect(receives.count >= 2 && receives.allSatisfy { ($0["limit"] as? Int ?? 0) > 0 }, "\(rows)")
+            #expect(receives.contains { $0["queued"] as? Int == 2 && ($0["send"] as? Int ?? 0) >= 1 }, "\(rows)")
             // The session's right to harbord's bootstrap port, and its dead-name request on it.
             #expect(rows.contains { $0["kind"] as? String == "send" && $0["peer_pid"] as? Int == Int(harbord.child.pid)
                 && ($0["notifications"] as? [String])?.contains("dead-name") == true }, "\(rows)")

@@ -16,8 +16,7 @@ extension BootstrapSession {
         if PortIntrospection.isEnabled {
             answer = Message(id: 0, text: PortTable.current().encoded)
         } else {
-            let refusal = BootstrapError(.notPermitted, "pid \(ProcessIdentity.current.pid) does not show its ports "
-                                         + "(HARBOR_INTROSPECTION=off)")
+            let refusal = BootstrapError(.notPermitted, "does not show its ports (HARBOR_INTROSPECTION=off)")
             answer = Message(id: refusal.code.rawValue, text: refusal.detail)
         }
         try? message.reply(answer, timeout: .zero)

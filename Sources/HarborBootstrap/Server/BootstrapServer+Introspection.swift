@@ -34,11 +34,11 @@ extension BootstrapServer {
             return
         }
         guard let session = liveSessions().first(where: { $0.pid == pid }) else {
-            refuse(&request, BootstrapError(.notFound, "pid \(pid) has no session with the name server (it holds no name)"))
+            refuse(&request, BootstrapError(.notFound, "no session with the name server (it holds no name)"))
             return
         }
         guard sender.uid == 0 || sender.uid == session.uid else {
-            refuse(&request, BootstrapError(.notPermitted, "pid \(pid) runs as uid \(session.uid); only it and root may look"))
+            refuse(&request, BootstrapError(.notPermitted, "runs as uid \(session.uid); only that uid and root may look"))
             return
         }
         guard let reply = request.takeReplyRight() else { return }
@@ -53,7 +53,7 @@ extension BootstrapServer {
         }
         do throws(PortError) { try session.right.send(question, timeout: .zero) } catch {
             log(.debug, "could not ask pid \(pid) for its ports: \(error.detail)")
-            let refusal = BootstrapError(.busy, "pid \(pid) cannot take the question now: \(error.detail)")
+            let refusal = BootstrapError(.busy, "cannot take the question now: \(error.detail)")
             try? copy?.send(Message(id: refusal.code.rawValue, text: refusal.detail), timeout: .zero)
         }
     }

@@ -19,8 +19,10 @@ package struct PortReport: Sendable, Hashable {
     /// The port's number in this process (`PortName.rawValue`).
     package var name: UInt64
     package var kind: Kind
-    /// Messages queued here (for a receive right; 0 otherwise). Messages
-    /// still in the sockets of other processes' connections are not counted.
+    /// Messages queued (for a receive right; 0 otherwise): in the queue,
+    /// plus, for a port other processes send to, the counted messages still
+    /// in their connections' sockets by the port's shared slot counter (a
+    /// hint a sender could skew, P12; at most the limit).
     package var queued: Int
     /// The queue limit (for a receive right; 0 otherwise).
     package var queueLimit: Int
@@ -55,8 +57,9 @@ package struct PortReport: Sendable, Hashable {
 
     /// Reads `core` (its lock once; a proxy's peer with one `getsockopt` after).
     package init(_ core: PortCore) {
-        let (machine, route, connections, proxyWatches) = core.state.withGuarded { guarded in
-            (Snapshot(guarded.machine), guarded.route, guarded.transport?.connectionCount ?? 0, guarded.deathWatches.count)
+        let (machine, route, connections, proxyWatches, free) = core.state.withGuarded { guarded in
+            (Snapshot(guarded.machine), guarded.route, guarded.transport?.connectionCount ?? 0, guarded.deathWatches.count,
+             guarded.transport.map { Int($0.counter.free) })
         }
         name = core.name.rawValue
         sendOnceRights = machine.sendOnceRights
@@ -71,7 +74,9 @@ package struct PortReport: Sendable, Hashable {
             peer = kind == .dead ? nil : try? route.creator()
         } else {
             kind = machine.isDead ? .dead : .receive
-            queued = machine.queued
+            // Slots taken by the counter but not by the queue: still in the sockets.
+            let inSockets = free.map { min(machine.queueLimit, max(0, machine.queueLimit - $0 - machine.counted)) } ?? 0
+            queued = machine.queued + inSockets
             queueLimit = machine.queueLimit
             sendRights = machine.sendRights + connections
             deadNames = machine.deadNames
@@ -83,6 +88,7 @@ package struct PortReport: Sendable, Hashable {
     private struct Snapshot {
         var isDead: Bool
         var queued: Int
+        var counted: Int
         var queueLimit: Int
         var sendRights: Int
         var sendOnceRights: Int
@@ -93,6 +99,7 @@ package struct PortReport: Sendable, Hashable {
         init(_ machine: borrowing PortStateMachine) {
             isDead = machine.isDead
             queued = machine.queue.count
+            counted = machine.countedMessages
             queueLimit = machine.queueLimit
             sendRights = machine.sendRights
             sendOnceRights = machine.sendOnceRights
