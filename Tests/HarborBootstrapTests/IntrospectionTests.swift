@@ -116,6 +116,11 @@ extension BootstrapTests {
                             "ports\t1\t1\t1\n5\tsend\t0\t0\t1\t0\t-\t7\t-"] {
                 #expect(PortTable(decoding: hostile) == nil, "\(hostile.debugDescription)")
             }
+            // More rows than an answer may hold: refused, whatever the header says.
+            let rowLine = "\n5\treceive\t0\t5\t0\t0\t-\t-\t-"
+            let tooLong = "ports\t1\t401\t401" + String(repeating: rowLine, count: PortTable.maximumRows + 1)
+            #expect(PortTable(decoding: tooLong) == nil)
+            #expect(PortTable(decoding: "ports\t1\t400\t400" + String(repeating: rowLine, count: PortTable.maximumRows)) != nil)
             _ = sender
         }
 
