@@ -8,7 +8,8 @@ import HarborBootstrap
 struct HarborCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "harbor",
-        abstract: "Look up, list, message, ping and watch Harbor services by name; introspect and call their methods.",
+        abstract: "Look up, list, message, ping and watch Harbor services by name; introspect and call their methods; "
+            + "look into a process's ports (ports) and a name's record (print).",
         discussion: """
             Talks to the bootstrap name server (harbord) at $HARBOR_BOOTSTRAP, else \
             /run/harbor/bootstrap.sock (root) or $XDG_RUNTIME_DIR/harbor/bootstrap.sock.

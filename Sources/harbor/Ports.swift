@@ -18,7 +18,8 @@ struct Ports: ParsableCommand {
             NOTIFY (armed: no-senders, port-destroyed, dead-name:N, or -), PEER (for a send right, \
             the receiving process as PID:UID from the connection's SO_PEERCRED, else -); fields never \
             contain whitespace. A process shows at most 400 ports, the lowest numbers; a line \
-            on stderr says so when it holds more. --all: every process you may look into (exit 0 if one answered; each that did not says why on stderr). \
+            on stderr says so when it holds more. --all: every process you may look into (exit 0 if \
+            one answered; each that did not says why on stderr). \
             With --json: one object a line, a port each, {"pid", "port", "kind", "queued", "limit", \
             "send", "send_once", "notifications", "dead_names", "peer_pid", "peer_uid", "total"} \
             (Docs/schemas/harbor-ports.schema.json). \
