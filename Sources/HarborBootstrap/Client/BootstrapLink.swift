@@ -100,8 +100,15 @@ final class BootstrapLink: Sendable {
     /// that finds the server gone connects again once and is sent again; a
     /// server that dies holding the request is heard at once, through the
     /// dead-name notification `replies` asks for on the bootstrap right.
+    ///
+    /// A request answered by another process than the server (`answeredBy`:
+    /// `harbor ports`, which the server forwards) carries a send-once right
+    /// to the reply port, never the registered send right: the other
+    /// process can answer once, and cannot keep a way into this port.
+    /// Replies from anyone but the server (and `answeredBy`) are passed over.
     func exchange(
-        _ id: Int32, body: [UInt8], carrying rights: [SendRight], replies: inout BootstrapReplies
+        _ id: Int32, body: [UInt8], carrying rights: [SendRight], answeredBy: pid_t? = nil,
+        replies: inout BootstrapReplies
     ) throws(BootstrapError) -> Message {
         var link = current
         var attempt = 0
@@ -111,7 +118,10 @@ final class BootstrapLink: Sendable {
                 replies.registration = .init(generation: link.generation, handle: registeredReplies(on: link, replies: &replies))
             }
             var message: Message
-            if let handle = replies.registration?.handle {
+            if answeredBy != nil {
+                message = Message(id: id, body: body)
+                message.setReplyRight(replies.port.makeSendOnceRight())
+            } else if let handle = replies.registration?.handle {
                 message = Message(id: BootstrapRequest.viaRegisteredReply(id), body: body + BootstrapRequest.handleBytes(handle))
             } else {
                 message = Message(id: id, body: body)
@@ -128,7 +138,7 @@ final class BootstrapLink: Sendable {
                 }
                 throw BootstrapError(.unreachable, "the name server is gone: \(error.detail)", underlying: error)
             }
-            return try awaitReply(on: link, replies: &replies)
+            return try awaitReply(on: link, from: answeredBy, replies: &replies)
         }
     }
 
@@ -153,7 +163,9 @@ final class BootstrapLink: Sendable {
     /// The reply to the request just sent over `link`. Notifications about
     /// an earlier link's right (it died, or its request was let go) are
     /// passed over.
-    private func awaitReply(on link: Current, replies: inout BootstrapReplies) throws(BootstrapError) -> Message {
+    private func awaitReply(
+        on link: Current, from other: pid_t? = nil, replies: inout BootstrapReplies
+    ) throws(BootstrapError) -> Message {
         let deadline = ContinuousClock.now + timeout
         while true {
             let reply: Message
@@ -172,6 +184,11 @@ final class BootstrapLink: Sendable {
                 throw BootstrapError(.unreachable, "the name server dropped the request")
             }
             if reply.notification != nil { continue }
+            // Only the server answers (or the process a forwarded request
+            // went to): a stray message in the reply port is no answer.
+            if let server = link.server, reply.trailer.sender.pid != server.pid, reply.trailer.sender.pid != other {
+                continue
+            }
             guard reply.id == 0 else {
                 throw BootstrapError(.fromWire(reply.id), reply.text.isEmpty ? "refused" : reply.text)
             }

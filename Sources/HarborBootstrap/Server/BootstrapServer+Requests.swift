@@ -49,6 +49,7 @@ extension BootstrapServer {
             registerReplies(&message, from: sender)
             return
         }
+        if handleIntrospection(id, &message, from: sender) { return }
         guard id == BootstrapRequest.lookUp || id == BootstrapRequest.checkIn
                 || id == BootstrapRequest.register || id == BootstrapRequest.unregister else {
             refuse(&message, BootstrapError(.badRequest, "unknown request \(id)"))
@@ -84,6 +85,7 @@ extension BootstrapServer {
     /// A send right to the name's port: a copy of the one the server holds
     /// (every asker shares its connection), or of a waiting name's.
     func answerLookUp(of entry: NameEntry, _ request: inout Message, for sender: ProcessIdentity) {
+        entry.lookUps += 1
         if let right = entry.right {
             var answer = Message(id: 0)
             answer.attach(right)

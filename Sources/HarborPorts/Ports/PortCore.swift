@@ -59,6 +59,7 @@ package final class PortCore: Sendable {
         name = PortName.next()
         identity = PortIdentity.local(name)
         state = HarborLock(Guarded())
+        LivePorts.register(self)
     }
 
     /// A port that arrived from another process: a proxy for a port
@@ -70,6 +71,7 @@ package final class PortCore: Sendable {
         var guarded = Guarded()
         guarded.location = location
         state = HarborLock(guarded)
+        LivePorts.register(self)
     }
 
     deinit {
@@ -84,6 +86,7 @@ package final class PortCore: Sendable {
         // Forget this port's identity records: a peer inventing identities
         // makes the registry grow only while the rights it sent live.
         PortRegistry.prune(identity)
+        LivePorts.remove(name)
     }
 
     // MARK: Sending
