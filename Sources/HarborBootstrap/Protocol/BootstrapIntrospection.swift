@@ -50,8 +50,8 @@ package struct PortTable: Sendable, Hashable {
 
     /// This process's table, now.
     package static func current() -> PortTable {
-        let (ports, total) = LivePorts.snapshot(limit: maximumRows)
-        return PortTable(pid: ProcessIdentity.current.pid, total: total, rows: ports.map(PortReport.init))
+        let (rows, total) = LivePorts.reading(limit: maximumRows, PortReport.init)
+        return PortTable(pid: ProcessIdentity.current.pid, total: total, rows: rows)
     }
 
     /// The notification column.

@@ -75,6 +75,8 @@ package final class PortCore: Sendable {
     }
 
     deinit {
+        // No longer reported, before anything of it goes (LivePorts reads under its lock).
+        LivePorts.remove(name)
         // What the ledger charged over the whole process goes with the port;
         // parked messages are dropped outside the lock.
         let (watchers, deathWatches, route, parked) = state.withGuarded {
@@ -86,7 +88,6 @@ package final class PortCore: Sendable {
         // Forget this port's identity records: a peer inventing identities
         // makes the registry grow only while the rights it sent live.
         PortRegistry.prune(identity)
-        LivePorts.remove(name)
     }
 
     // MARK: Sending
