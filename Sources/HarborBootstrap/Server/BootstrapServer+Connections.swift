@@ -117,8 +117,9 @@ extension BootstrapServer {
         var changes = false
         repeat {
             guard let message = user.port.tryReceive() else { break }
-            // Look-ups and listings change nothing the summary counts.
-            if message.id != BootstrapRequest.lookUp && message.id != BootstrapRequest.list { changes = true }
+            // Look-ups and listings (registered or not) change nothing the summary counts.
+            let id = message.id & ~BootstrapRequest.registeredReplyBit
+            if id != BootstrapRequest.lookUp && id != BootstrapRequest.list { changes = true }
             handle(message)
         } while all
         if changes { reportIfChanged() }

@@ -1,4 +1,5 @@
 // Harbor — the wall clock, for times people read (a name's check-in in `harbor print`), never for timeouts.
+import CHarborLinux
 import Glibc
 
 /// `CLOCK_REALTIME`: it jumps when the clock is set, so it only stamps
