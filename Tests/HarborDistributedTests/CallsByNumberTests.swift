@@ -9,7 +9,7 @@ import HarborTestSupport
 import Testing
 
 extension DistributedTests {
-    @Suite struct NumberedCalls {
+    @Suite struct CallsByNumber {
         static let invocation: Int32 = 0x4841_4301
         static let returned: Int32 = 0x4841_4302
         static let call: Int32 = 0x4841_4306
