@@ -33,17 +33,23 @@ import HarborSystem
 /// right to its port (`HarborCoding` carries it).
 ///
 /// **Calls.** Each call is one message to the actor's port: the target's
-/// name and the arguments (`HarborCoding`), with a send-once right to a
-/// reply port of the call's own. The hosting system's thread receives it
-/// and runs the function in a task on the actor; the answer (the value,
-/// the return, the thrown error, or a system failure) goes back through
-/// the send-once right. A call is delivered **at most once**: it is never
+/// name and the arguments (`HarborCoding`). The first call to a port
+/// carries a send-once right to a reply port of the call's own; its answer
+/// names the serving process, and later calls go by number: the system
+/// keeps one reply port per serving process, hands that process a send
+/// right to it once per actor port, and each call carries a number its
+/// answer comes back with (`Docs/Distributed.md`, D08). The hosting
+/// system's thread receives a call and runs the function on the actor, in
+/// a task that prefers that thread as its executor; the answer (the value,
+/// the return, the thrown error, or a system failure) goes back the way
+/// the call asked. A call is delivered **at most once**: it is never
 /// resent, and a call whose actor died while it was pending may or may
-/// not have run (`Docs/Distributed.md`).
+/// not have run.
 ///
 /// **Death is a notification, never a timeout.** When the actor's process
-/// dies, the reply right of every call pending in it dies unanswered: each
-/// caller's reply port gets a send-once notification and the call throws
+/// dies, the reply right of every call pending in it dies unanswered (a
+/// send-once notification), and the actor's port becomes a dead name (a
+/// dead-name notification, for calls by number): the call throws
 /// ``HarborActorSystemError/Code/deadActor`` at once. The next call finds
 /// the port dead when it sends and throws the same.
 ///
@@ -76,7 +82,10 @@ import HarborSystem
 /// callers are still served.
 ///
 /// One thread per system receives every actor's calls and every call's
-/// answer (one port set). The system runs until ``shutdown()``.
+/// answer (one port set), and runs the calls it receives until they
+/// suspend or answer: a distributed function that computes for long
+/// without suspending delays the system's other calls meanwhile. The
+/// system runs until ``shutdown()``.
 ///
 /// **Thread safety:** any thread.
 public final class HarborActorSystem: DistributedActorSystem, Sendable {
