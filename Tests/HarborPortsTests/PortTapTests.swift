@@ -128,6 +128,39 @@ import HarborSystem
         #expect(record?.countsAgainstLimit == false)
     }
 
+    @Test func O09_aPortMonitorForwardsRecordsAsMessagesAndNeverWaitsForTheMonitor() throws {
+        let port = ReceiveRight()
+        try port.setQueueLimit(1024)
+        let tap = try port.tap(bodyPrefix: 65_536, capacity: 2048)
+        let monitorPort = ReceiveRight()
+        try monitorPort.setQueueLimit(2)
+        let monitor = PortMonitor(tap: tap, sendingTo: monitorPort.makeSendRight())
+        let sender = port.makeSendRight()
+        try sender.send(Message(id: 1, text: "one"))
+        try sender.send(Message(id: 2, body: [UInt8](repeating: 7, count: Message.maximumBodySize)))
+        #expect(monitor.forward(timeout: .zero))
+        var records: [PortCaptureRecord] = []
+        while let message = monitorPort.tryReceive() { records += try PortMonitor.records(in: message) }
+        #expect(records.map(\.id) == [1, 2])
+        #expect(records[1].bodySize == Message.maximumBodySize && records[1].bodyPrefix.count < Message.maximumBodySize,
+                "cut to fit one message")
+        #expect(records[0].bodyPrefix == Array("one".utf8) && records[0].sender == ProcessIdentity.current)
+        // A monitor that does not read: batches past its queue are lost, counted, and nobody waits.
+        for round in 0..<4 {
+            for id in 0..<300 { try sender.send(Message(id: Int32(id), body: [UInt8](repeating: 1, count: 200)), timeout: .zero) }
+            #expect(monitor.forward(timeout: .zero), "round \(round)")
+            while port.tryReceive() != nil {}
+        }
+        #expect(monitor.lost > 0 && monitor.forwarded + monitor.lost == 1202)
+        while monitorPort.tryReceive() != nil {}
+        tap.cancel()
+        #expect(!monitor.forward(timeout: .zero))
+        let summary = try monitorPort.receive(timeout: .seconds(1))
+        let counts = PortMonitor.summary(in: summary)
+        #expect(counts?.admitted == 1202 && counts?.dropped == 0 && counts?.lost == monitor.lost)
+        #expect(throws: CaptureFormatError.self) { try PortMonitor.records(in: Message(id: PortMonitor.recordsID, body: [1, 2, 3])) }
+    }
+
     /// Random records, hostile sizes included, encode and decode to themselves
     /// (counts saturated to their fields, region sizes listed up to the limit).
     @Test func O09_randomRecordsSurviveTheCaptureFormat() throws {

@@ -216,7 +216,7 @@ function harbor.dissector(tvb, pinfo, tree)
     if tvb(104, 8):le_uint64() ~= UInt64(0) then dropped:add_proto_expert_info(e_dropped) end
 
     local info = string.format("id %d", id)
-    if kind then info = info .. " (" .. kind .. ")" end
+    if kind then info = string.format("%s (id 0x%08X)", kind, tvb(32, 4):le_uint()) end
     info = info .. string.format(", %d bytes, from pid %d, depth %d", size, tvb(48, 4):le_int(), tvb(44, 4):le_uint())
 
     if header < HEADER or header + 8 * listed + prefix ~= length then

@@ -1,4 +1,5 @@
 // Harbor — the wall clock, for timestamps a person or another tool reads (captures).
+import CHarborLinux
 import Glibc
 
 /// Reads `CLOCK_REALTIME`: the time of day, which can jump. Only for
