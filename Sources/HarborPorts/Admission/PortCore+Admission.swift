@@ -11,6 +11,10 @@
 // messages aside. The transport acts on what it returns (refusals to count,
 // a freed slot to tell waiting senders of) once the lock is released.
 //
+// Every place here where a message joins the queue (or is handed straight
+// to a waiting receiver) also records it in the port's taps, when it has
+// any (Tap/: one nil check otherwise; the armed path is out of line).
+//
 // The only calls out of here into the transport are leaf operations on
 // its epoll set (`pauseReading`, `resumeReading`: a connection leaves or
 // rejoins the readiness set under the port's lock, so a pause and a resume
