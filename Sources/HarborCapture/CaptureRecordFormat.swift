@@ -5,7 +5,7 @@
 import HarborPorts
 import HarborSystem
 
-/// The binary form of a ``PortCaptureRecord``, version 1: a fixed
+/// The binary form of a `PortCaptureRecord` (HarborPorts), version 1: a fixed
 /// little-endian header of ``headerLength`` bytes, then the sizes of the
 /// first out-of-line regions (8 bytes each), then the body's prefix.
 /// Docs/Capture.md gives every field's offset.

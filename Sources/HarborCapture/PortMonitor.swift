@@ -5,7 +5,7 @@ import HarborPorts
 import HarborSystem
 import Synchronization
 
-/// Sends a ``PortTap``'s records to another port (a monitor's, in this
+/// Sends a `PortTap`'s records (HarborPorts) to another port (a monitor's, in this
 /// process or another), batched into messages, without ever waiting for
 /// the monitor: a batch its queue has no room for is dropped and its
 /// records counted (``lost``), as the tap itself drops what its reader is
@@ -46,7 +46,7 @@ public final class PortMonitor: Sendable {
     public var lost: UInt64 { dropped.load(ordering: .relaxed) }
 
     /// Waits up to `timeout` for records, then sends all the tap holds in
-    /// messages of at most ``Message/maximumBodySize`` bytes, each tried
+    /// messages of at most `Message.maximumBodySize` bytes, each tried
     /// once. False when forwarding is over: the tap ended (cancelled, or
     /// its port died; the summary is sent) or the monitor's port is gone.
     public func forward(timeout: Duration? = .seconds(1)) -> Bool {
