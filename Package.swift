@@ -324,7 +324,7 @@ let package = Package(
         // (harbor-seeds) checked against what their articles say.
         .testTarget(
             name: "PortingGuideTests",
-            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborFoundation", "HarborBootstrap", "HarborCoding", "HarborMach", "HarborPorts", "HarborSystemd", "HarborXPC", "HarborDistributed", "HarborTestSupport", "harbor-seeds"],
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborCapture", "HarborFoundation", "HarborBootstrap", "HarborCoding", "HarborMach", "HarborPorts", "HarborSystemd", "HarborXPC", "HarborDistributed", "HarborTestSupport", "harbor-seeds"],
             swiftSettings: strict
         ),
         .testTarget(
