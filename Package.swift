@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "HarborCoding", targets: ["HarborCoding"]),
         .library(name: "HarborXPC", targets: ["HarborXPC"]),
         .library(name: "HarborDistributed", targets: ["HarborDistributed"]),
+        .library(name: "HarborCapture", targets: ["HarborCapture"]),
         .executable(name: "harbord", targets: ["harbord"]),
         .executable(name: "harbor", targets: ["harbor"]),
     ],
@@ -83,6 +84,13 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
+            swiftSettings: strict
+        ),
+        // A port's traffic as records and pcapng files: the capture record's
+        // bytes and the pcapng writer over HarborPorts' PortTap (Docs/Capture.md).
+        .target(
+            name: "HarborCapture",
+            dependencies: ["HarborPorts", "HarborSystem"],
             swiftSettings: strict
         ),
         // Layer 3: CFRunLoop's semantics over an epoll waitset.
@@ -304,7 +312,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborPortsTests",
-            dependencies: ["HarborTransport", "HarborSystem", "HarborPorts", "HarborTestSupport"],
+            dependencies: ["HarborTransport", "HarborSystem", "HarborPorts", "HarborCapture", "HarborTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -316,7 +324,7 @@ let package = Package(
         // (harbor-seeds) checked against what their articles say.
         .testTarget(
             name: "PortingGuideTests",
-            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborFoundation", "HarborBootstrap", "HarborCoding", "HarborMach", "HarborPorts", "HarborSystemd", "HarborXPC", "HarborDistributed", "HarborTestSupport", "harbor-seeds"],
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborCapture", "HarborFoundation", "HarborBootstrap", "HarborCoding", "HarborMach", "HarborPorts", "HarborSystemd", "HarborXPC", "HarborDistributed", "HarborTestSupport", "harbor-seeds"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -346,7 +354,8 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborCrossProcessTests",
-            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborCoding", "HarborTestSupport", "harbor-peer", "HarborPeerCommands"],
+            dependencies: ["HarborTransport", "HarborSystem", "Harbor", "HarborCapture", "HarborCoding", "HarborTestSupport", "harbor-peer",
+                           "HarborPeerCommands"],
             swiftSettings: strict
         ),
         .testTarget(

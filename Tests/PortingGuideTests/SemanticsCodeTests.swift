@@ -89,7 +89,7 @@ struct SourceIndex {
             return FileManager.default.fileExists(atPath: root.appendingPathComponent("Docs/\(name)").path)
         }
         if name.contains("/") {
-            let path = ["Sources/", "Scripts/", "Examples/"].contains(where: name.hasPrefix) ? name : "Sources/\(name)"
+            let path = ["Sources/", "Scripts/", "Examples/", "Tools/"].contains(where: name.hasPrefix) ? name : "Sources/\(name)"
             return FileManager.default.fileExists(atPath: root.appendingPathComponent(path).path)
         }
         if files.contains(name) || declared.contains(name) || folders.contains(name) { return true }

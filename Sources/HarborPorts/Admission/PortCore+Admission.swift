@@ -11,6 +11,10 @@
 // messages aside. The transport acts on what it returns (refusals to count,
 // a freed slot to tell waiting senders of) once the lock is released.
 //
+// Every place here where a message joins the queue (or is handed straight
+// to a waiting receiver) also records it in the port's taps, when it has
+// any (Tap/: one nil check otherwise; the armed path is out of line).
+//
 // The only calls out of here into the transport are leaf operations on
 // its epoll set (`pauseReading`, `resumeReading`: a connection leaves or
 // rejoins the readiness set under the port's lock, so a pause and a resume
@@ -63,6 +67,7 @@ extension PortCore {
                 let counted = first.countsAgainstLimit
                 if takeFirst, here, guarded.ledger.parked.count == 0, guarded.machine.queue.isEmpty,
                    !(counted && guarded.isFlooded) {
+                    if let taps = guarded.taps { PortCore.Guarded.record(first, in: taps, depth: 0) }
                     if let dequeued = guarded.machine.passThrough(consume first, receivingPort: name) {
                         admission.taken = guarded.handOut(dequeued, wake: &wake, freed: &freed)
                     }
@@ -126,9 +131,13 @@ extension PortCore.Guarded {
             // If it was a message in flight, that one finds the queue full
             // when it arrives and parks, never refused, the limit kept.
             if !slotCounter.tryAcquire() { slotCounter.release(-1) }
-            return machine.enqueue(content, slotReserved: true)
+            let outcome = machine.enqueue(content, slotReserved: true)
+            if taps != nil, case .enqueued = outcome { recordLastQueued() }
+            return outcome
         }
-        return machine.enqueue(content)
+        let outcome = machine.enqueue(content)
+        if taps != nil, case .enqueued = outcome { recordLastQueued() }
+        return outcome
     }
 
     /// Whether counted messages from other processes are past limit + 1024:
@@ -148,6 +157,7 @@ extension PortCore.Guarded {
         // the queue, nothing moved message by message.
         if case .connections = source, ledger.parked.count == 0, transport === connections, admitsWithoutChecks(batch),
            machine.adoptBatch(&batch, countedLimit: floodLimit) {
+            if taps != nil { recordLastQueued(count: machine.queue.count) }
             readiness?.signalWhileLocked()
             return
         }
@@ -215,8 +225,10 @@ extension PortCore.Guarded {
     /// limit, or its uid past what it may hold), nil when queued.
     private mutating func queueRemote(_ content: consuming MessageContent) -> AdmissionRefusal? {
         if let refusal = admissionRefusal(for: content) { return refusal }
-        if case .enqueued(true) = machine.enqueue(content, slotReserved: true) {
-            readiness?.signalWhileLocked()
+        let outcome = machine.enqueue(content, slotReserved: true)
+        if case .enqueued(let becameReadable) = outcome {
+            if taps != nil { recordLastQueued() }
+            if becameReadable { readiness?.signalWhileLocked() }
         }
         return nil
     }

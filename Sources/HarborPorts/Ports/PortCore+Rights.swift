@@ -86,11 +86,14 @@ extension PortCore {
         // Dropping the signal closes the descriptor (once no sender still
         // holds it), which also takes it out of any epoll set.
         // Parked messages are dropped once the lock is released: their rights take locks.
-        let (transport, parked) = state.withGuarded { guarded -> ((any PortConnections)?, [MessageContent]) in
+        let (transport, parked, taps) = state.withGuarded {
+            guarded -> ((any PortConnections)?, [MessageContent], [PortTapBuffer]?) in
             defer { guarded.location = .local }
-            return (guarded.transport, guarded.ledger.reset())
+            return (guarded.transport, guarded.ledger.reset(), guarded.taps.take())
         }
         _ = parked
+        // The port's taps end: their readers get what is left, then nothing.
+        for tap in taps ?? [] { tap.end() }
         // Closing the connections is what tells senders in other processes.
         transport?.shutDown()
         let readiness = state.withGuarded { guarded -> ReadinessSignal? in

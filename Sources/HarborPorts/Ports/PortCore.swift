@@ -53,6 +53,8 @@ package final class PortCore: Sendable {
         /// What each uid's messages queued here hold, and the messages
         /// parked off the full queue (Admission/).
         package var ledger = PeerLedger()
+        /// The armed taps (Tap/), nil when none: admission's one check.
+        package var taps: [PortTapBuffer]?
     }
 
     package init() {

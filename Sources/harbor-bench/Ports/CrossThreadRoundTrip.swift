@@ -14,6 +14,8 @@ struct CrossThreadRoundTrip: Benchmark {
             + "and sleeps in epoll_wait, then reads its eventfd (3 syscalls per side per trip).",
         "harbor*: server thread blocks in ReceiveRight.receive(), answers through the request's "
             + "reply right; the client sends and blocks in receive() on its own port.",
+        "harbor-tapped: harbor-norights with a PortTap armed on both ports (64-byte body prefix), "
+            + "the client reading both taps' records after each round trip (Docs/Capture.md).",
         "foundation-runloop: Foundation on Linux has no working cross-thread Port (MessagePort is "
             + "unimplemented; a SocketPort round trip hung here), so both sides run a RunLoop and post "
             + "to the other with RunLoop.perform + CFRunLoopWakeUp (perform alone does not wake a "
@@ -32,6 +34,7 @@ struct CrossThreadRoundTrip: Benchmark {
             HarborRoundTrip(.sendOnceReply, server: server),
             HarborRoundTrip(.sendRightReply, server: server),
             HarborRoundTrip(.fixedRights, server: server),
+            HarborRoundTrip(.tapped, server: server),
             RunLoopPingPong(server: server),
             ConditionPingPong(server: server),
             DispatchChainPingPong(),

@@ -12,6 +12,9 @@ final class HarborRoundTrip: BenchmarkVariant {
         case sendRightReply
         /// No reply right: both sides hold a send right to the other, made once.
         case fixedRights
+        /// `fixedRights` with a tap armed on both ports, read by the client
+        /// after each round trip: what an armed capture costs.
+        case tapped
     }
 
     /// The two ports, shared by the client (main thread) and the server thread.
@@ -20,9 +23,11 @@ final class HarborRoundTrip: BenchmarkVariant {
         let client = ReceiveRight()
         let toServer: SendRight
         let toClient: SendRight
-        init() {
+        let taps: [PortTap]
+        init(tapped: Bool) throws {
             toServer = server.makeSendRight()
             toClient = client.makeSendRight()
+            taps = tapped ? [try server.tap(bodyPrefix: 64), try client.tap(bodyPrefix: 64)] : []
         }
     }
 
@@ -45,11 +50,14 @@ final class HarborRoundTrip: BenchmarkVariant {
         case .fixedRights:
             name = "harbor-norights"
             label = "no reply right: each side holds a send right to the other"
+        case .tapped:
+            name = "harbor-tapped"
+            label = "harbor-norights with both ports tapped, the records read each trip"
         }
     }
 
     func start() throws {
-        ports = Ports()
+        ports = try Ports(tapped: style == .tapped)
     }
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
@@ -63,7 +71,7 @@ final class HarborRoundTrip: BenchmarkVariant {
                 }
                 if request.id == 0 { return }
                 do {
-                    if case .fixedRights = style {
+                    if style == .fixedRights || style == .tapped {
                         try ports.toClient.send(Message(id: 2))
                     } else {
                         try request.reply(Message(id: 2))
@@ -79,11 +87,12 @@ final class HarborRoundTrip: BenchmarkVariant {
             switch style {
             case .sendOnceReply: request.setReplyRight(ports.client.makeSendOnceRight())
             case .sendRightReply: request.setReplyRight(replyRight)
-            case .fixedRights: break
+            case .fixedRights, .tapped: break
             }
             try ports.toServer.send(request)
             let reply = try ports.client.receive()
             guard reply.id == 2 else { throw BenchmarkFailure("unexpected reply id \(reply.id)") }
+            for tap in ports.taps { _ = tap.records(timeout: .zero) }
         }
         try ports.toServer.send(Message(id: 0))
         server.thread.waitUntilIdle()
