@@ -17,6 +17,7 @@ extension BootstrapServer {
         }
         guard message.hasReplyRight else {
             log(.debug, "dropped message \(id) without a reply right from \(sender)")
+            metrics.dropped("no_reply_right")
             return
         }
         // P11: no answer goes anywhere but back to the asker's own process,
@@ -24,6 +25,7 @@ extension BootstrapServer {
         guard message.replyRightReceiver?.pid == sender.pid else {
             logEvent(.notice, "dropped request \(id) from pid \(sender.pid) (uid \(sender.uid)): "
                      + "its reply right leads to another process")
+            metrics.dropped("reply_right_elsewhere")
             return
         }
         keepReplyRight(of: &message)
@@ -267,6 +269,7 @@ extension BootstrapServer {
     }
 
     func refuse(_ request: inout Message, _ error: BootstrapError) {
+        metrics.refused(request.id, error.code)
         send(Message(id: error.code.rawValue, text: error.detail), replyingTo: &request)
     }
 }
