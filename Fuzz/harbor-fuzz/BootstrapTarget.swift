@@ -110,6 +110,8 @@ private final class Session {
     let replies = ReceiveRight().token
     let client: BootstrapClient
     var held: [AnyObject] = []
+    /// The handle of `replies`' registration with the server, once registered.
+    var registered: UInt64?
 
     init(bootstrap: SendRight) {
         self.bootstrap = bootstrap
@@ -147,7 +149,8 @@ private final class Session {
 
     /// A request as a hostile client writes it: any id, body and rights.
     private func rawRequest(_ reader: inout FuzzReader) {
-        let ids: [Int32] = [0x4842_0001, 0x4842_0002, 0x4842_0003, 0x4842_0004, 0x4842_0005, 0x4842_0006, 0x4842_0101, 0x5049_4E47, 0]
+        let ids: [Int32] = [0x4842_0001, 0x4842_0002, 0x4842_0003, 0x4842_0004, 0x4842_0005, 0x4842_0006,
+                            0x4842_0007, 0x4842_0101, 0x5049_4E47, 0]
         var id = ids[reader.choice(ids.count + 1) % ids.count]
         if id == 0 { id = Int32(bitPattern: reader.u32()) }
         var message = Message(id: id, body: Array(name(&reader).utf8))
@@ -156,9 +159,16 @@ private final class Session {
         if flags & 2 != 0 { message.attach(ReceiveRight()) }
         if flags & 4 != 0 { message.attach(ReceiveRight().makeSendOnceRight()) }
         let inbox = ReceiveRight(token: replies)
-        let reply = Int(flags >> 3) % 3
+        var reply = Int(flags >> 3) % 4
         if reply == 1 { message.setReplyRight(inbox.makeSendOnceRight()) }
         if reply == 2 { message.setReplyRight(inbox.makeSendRight()) }
+        if reply == 3 {
+            // No reply right: the inbox's registration named instead (a
+            // stale or made-up handle when the inbox has none: dropped).
+            message.id |= 0x100
+            message.body += BootstrapRequest.handleBytes(registered ?? UInt64(reader.byte()))
+            if registered == nil { reply = 0 }
+        }
         guard (try? bootstrap.send(message, timeout: .zero)) != nil, reply != 0 else { return }
         guard var answer = try? inbox.receive(timeout: .seconds(10)) else {
             fail("the name server did not answer request \(id)")
@@ -166,6 +176,10 @@ private final class Session {
         // Decoded as BootstrapClient decodes a reply.
         _ = BootstrapError.Code.fromWire(answer.id)
         if id == 0x4842_0005 { _ = BootstrapListing.decode(answer.text, after: nil) }
+        if id == 0x4842_0007, reply == 2, answer.id == 0 {
+            guard answer.body.count == 8 else { fail("a registration answered with \(answer.body.count) bytes") }
+            registered = BootstrapRequest.handle(endingThe: answer.body)
+        }
         if let right = try? answer.takeSendRight(at: 0) { held.append(right.token) }
         do { held.append(try answer.takeReceiveRight(at: 0).token) } catch {}
     }

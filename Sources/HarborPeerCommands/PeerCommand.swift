@@ -56,6 +56,14 @@ public enum PeerCommand {
     /// Rights [receive]: write each queued message's text to each file it
     /// carries, reply "written=N" (files written through) (C07).
     public static let drainFiles: Int32 = 19
+    /// Rights [x]: send x the message ``sendToBody(id:body:)`` describes
+    /// (no reply right), reply "sent" (or the error).
+    public static let sendTo: Int32 = 20
+
+    /// A ``sendTo`` body: `id` little-endian, then `body`.
+    public static func sendToBody(id: Int32, body: [UInt8]) -> [UInt8] {
+        (0..<4).map { UInt8(truncatingIfNeeded: UInt32(bitPattern: id) >> (8 * UInt32($0))) } + body
+    }
 
     /// Reply "key=value ...": the port's status and `WireRejections` by reason.
     public static let stats: Int32 = 40

@@ -32,6 +32,13 @@ func serve() throws {
                 var use = Message(id: PeerCommand.use)
                 use.attach(what)
                 try to.send(use)
+            case PeerCommand.sendTo:
+                let to = try message.takeSendRight(at: 0)
+                let bytes = message.body
+                guard bytes.count >= 4 else { throw PortError(.invalidArgument, "a sendTo body starts with an id") }
+                let id = bytes[0..<4].enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
+                try to.send(Message(id: Int32(bitPattern: id), body: Array(bytes[4...])), timeout: .seconds(2))
+                try message.reply(Message(id: PeerCommand.sendTo, text: "sent"))
             case PeerCommand.use:
                 let what = try message.takeSendRight(at: 0)
                 try what.send(Message(id: PeerCommand.used, text: "used by \(getpid())"))

@@ -8,7 +8,8 @@ import HarborBootstrap
 struct HarborCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "harbor",
-        abstract: "Look up, list, message, ping and watch Harbor services by name; introspect and call their methods.",
+        abstract: "Look up, list, message, ping and watch Harbor services by name; introspect and call their methods; "
+            + "look into a process's ports (ports) and a name's record (print).",
         discussion: """
             Talks to the bootstrap name server (harbord) at $HARBOR_BOOTSTRAP, else \
             /run/harbor/bootstrap.sock (root) or $XDG_RUNTIME_DIR/harbor/bootstrap.sock.
@@ -23,7 +24,8 @@ struct HarborCommand: ParsableCommand {
             in time; 5 not permitted; 6 over your uid's quota (Docs/harbord.md); 64 wrong arguments.
             """,
         version: HarborVersion.string,
-        subcommands: [LookUp.self, List.self, Send.self, Ping.self, Watch.self, Hold.self, Introspect.self, Call.self])
+        subcommands: [LookUp.self, List.self, Send.self, Ping.self, Watch.self, Hold.self, Introspect.self, Call.self,
+                      Ports.self, Print.self])
 
     /// Parses and runs, printing a failure as one line on stderr with its exit code.
     static func main() {

@@ -43,13 +43,13 @@ struct LookUp: ParsableCommand {
 struct List: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
-        abstract: "List the names you can see: your own and the shared ones.",
+        abstract: "List the names you can see: your own and the shared ones (root, --all: every uid's).",
         discussion: """
             Columns: NAME, SCOPE (user:UID or shared), STATE (active, waiting, registered), PID, UNIT \
             (- when none); fields never contain whitespace. With --json: one object a line, a name each, \
             {"name", "scope", "uid", "state", "pid", "unit"} (Docs/schemas/harbor-list.schema.json); \
-            nothing for no names. \
-            Exit status 0 listed, 3 name server unreachable, 4 no answer in time.
+            nothing for no names. --all (root only): every uid's names and the shared ones. \
+            Exit status 0 listed, 3 name server unreachable, 4 no answer in time, 5 not permitted (--all but not root).
             """)
 
     @OptionGroup var connection: ConnectionOptions
@@ -57,10 +57,12 @@ struct List: ParsableCommand {
     @Flag(name: .long, help: "Print one JSON object a line, a name each (Docs/schemas/harbor-list.schema.json).")
     var json = false
 
+    @Flag(name: .long, help: "Every uid's names (root only).") var all = false
+
     func run() throws {
         let client = try connection.connect()
         let entries: [BootstrapEntry]
-        do { entries = try client.list() } catch { throw CommandFailure(error) }
+        do { entries = try all ? client.listAll() : client.list() } catch { throw CommandFailure(error) }
         if json {
             for entry in entries { say(Self.jsonObject(entry)) }
             return

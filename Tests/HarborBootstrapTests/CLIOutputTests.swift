@@ -9,7 +9,7 @@ import Testing
 extension BootstrapTests {
     @Suite struct CLIOutputTests {
         /// Every subcommand, each with a schema file in Docs/schemas.
-        static let commands = ["lookup", "list", "send", "ping", "watch", "hold", "introspect", "call"]
+        static let commands = ["lookup", "list", "send", "ping", "watch", "hold", "introspect", "call", "ports", "print"]
 
         /// A finished run's stdout, every line checked against `command`'s
         /// schema and printable ASCII (JSON escaping, not raw controls); the
@@ -91,6 +91,11 @@ extension BootstrapTests {
             #expect(interface.first?["interface"] as? String == "o1.methods", "\(interface)")
             let reply = try json(harbord, "call", ["o1.methods", "echo", #"{"n":7,"op":"x"}"#])
             #expect(reply.first?["n"] as? Int == 7, "\(reply)")
+            // This process holds mine.json: its session answers for it.
+            let ports = try json(harbord, "ports", [String(getpid())])
+            #expect(ports.contains { $0["kind"] as? String == "receive" }, "\(ports)")
+            let record = try json(harbord, "print", ["mine.json"])
+            #expect(record.first?["pid"] as? Int == Int(getpid()) && record.first?["state"] as? String == "active", "\(record)")
             _ = held
         }
 
@@ -116,7 +121,8 @@ extension BootstrapTests {
             }
             let nowhere = ["--socket", "/nonexistent/harbor-o02/bootstrap.sock", "--timeout", "2"]
             let unreachable: [[String]] = [["lookup", "x"], ["list"], ["send", "x", "hi"], ["ping", "x"], ["watch", "x"],
-                                           ["hold", "x"], ["introspect", "x"], ["call", "x", "m"]]
+                                           ["hold", "x"], ["introspect", "x"], ["call", "x", "m"], ["ports", "1"],
+                                           ["print", "x"], ["ports", "--all"]]
             for arguments in unreachable {
                 let child = Child([builtExecutable("harbor")] + arguments + nowhere, environment: baseEnvironment())
                 #expect(child.exitCode() == 3, "harbor \(arguments): \(child.stderrSoFar)")

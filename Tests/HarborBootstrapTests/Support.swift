@@ -54,10 +54,11 @@ final class InProcessServer {
     let server: BootstrapServer
     let log = EventLog()
 
-    init(policy: BootstrapPolicy = BootstrapPolicy(), unitStarter: String? = nil) throws {
+    init(policy: BootstrapPolicy = BootstrapPolicy(), quotas: BootstrapQuotas = BootstrapQuotas(),
+         unitStarter: String? = nil) throws {
         let log = self.log
         server = try BootstrapServer(endpoint: .path(directory.path + "/bootstrap.sock"), policy: policy,
-                                     unitStarter: unitStarter) { _, line in log.append(line) }
+                                     quotas: quotas, unitStarter: unitStarter) { _, line in log.append(line) }
         let server = self.server
         let loop = worker.loop
         try worker.performAndWait { try? server.start(on: loop) }
@@ -66,6 +67,17 @@ final class InProcessServer {
     var socketPath: String { directory.path + "/bootstrap.sock" }
 
     func client() throws -> BootstrapClient { try BootstrapClient(socketPath: socketPath, timeout: .seconds(5)) }
+
+    /// What `body` returns, run on the server's loop thread (where its state lives).
+    func onLoop<T: Sendable>(_ body: @escaping @Sendable (BootstrapServer) -> T) throws -> T {
+        let result = Outcome<T>()
+        let server = self.server
+        try worker.performAndWait { result.value = body(server) }
+        return result.value!
+    }
+
+    /// A value written on the loop's thread before `performAndWait` returns, read after.
+    private final class Outcome<T>: @unchecked Sendable { var value: T? }
 
     func shutDown() {
         let server = self.server

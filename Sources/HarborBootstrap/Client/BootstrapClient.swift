@@ -1,4 +1,5 @@
 // Harbor — a process's connection to the name server: look up, check in, register, list.
+import Glibc  // types only: pid_t
 import HarborPorts
 import Synchronization
 import HarborSystem
@@ -182,11 +183,13 @@ public final class BootstrapClient: Sendable {
         return try request(id, body: Array(name.utf8), carrying: rights)
     }
 
-    private func request(_ id: Int32, body: [UInt8], carrying rights: [SendRight] = []) throws(BootstrapError) -> Message {
+    func request(
+        _ id: Int32, body: [UInt8], carrying rights: [SendRight] = [], answeredBy: pid_t? = nil
+    ) throws(BootstrapError) -> Message {
         let link = self.link
         let outcome = replies.withLock { replies -> Result<Message, BootstrapError> in
             do throws(BootstrapError) {
-                return .success(try link.exchange(id, body: body, carrying: rights, replies: &replies))
+                return .success(try link.exchange(id, body: body, carrying: rights, answeredBy: answeredBy, replies: &replies))
             } catch {
                 return .failure(error)
             }

@@ -100,16 +100,34 @@ final class BootstrapLink: Sendable {
     /// that finds the server gone connects again once and is sent again; a
     /// server that dies holding the request is heard at once, through the
     /// dead-name notification `replies` asks for on the bootstrap right.
+    ///
+    /// A request answered by another process than the server (`answeredBy`:
+    /// `harbor ports`, which the server forwards) carries a send-once right
+    /// to the reply port, never the registered send right: the other
+    /// process can answer once, and cannot keep a way into this port.
+    /// Replies from anyone but the server (and `answeredBy`) are passed over.
     func exchange(
-        _ id: Int32, body: [UInt8], carrying rights: [SendRight], replies: inout BootstrapReplies
+        _ id: Int32, body: [UInt8], carrying rights: [SendRight], answeredBy: pid_t? = nil,
+        replies: inout BootstrapReplies
     ) throws(BootstrapError) -> Message {
         var link = current
         var attempt = 0
         while true {
             attempt += 1
-            var message = Message(id: id, body: body)
+            if replies.registration?.generation != link.generation {
+                replies.registration = .init(generation: link.generation, handle: registeredReplies(on: link, replies: &replies))
+            }
+            var message: Message
+            if answeredBy != nil {
+                message = Message(id: id, body: body)
+                message.setReplyRight(replies.port.makeSendOnceRight())
+            } else if let handle = replies.registration?.handle {
+                message = Message(id: BootstrapRequest.viaRegisteredReply(id), body: body + BootstrapRequest.handleBytes(handle))
+            } else {
+                message = Message(id: id, body: body)
+                message.setReplyRight(replies.right)
+            }
             for right in rights { message.attach(right) }
-            message.setReplyRight(replies.right)
             replies.watch(link)
             do throws(PortError) {
                 try link.right.send(message, timeout: timeout)
@@ -120,14 +138,34 @@ final class BootstrapLink: Sendable {
                 }
                 throw BootstrapError(.unreachable, "the name server is gone: \(error.detail)", underlying: error)
             }
-            return try awaitReply(on: link, replies: &replies)
+            return try awaitReply(on: link, from: answeredBy, replies: &replies)
+        }
+    }
+
+    /// Registers `replies`' right with `link`'s server; the handle, or nil
+    /// if the server refused or did not answer (requests then carry the
+    /// right). A dead server is found by the request that follows.
+    private func registeredReplies(on link: Current, replies: inout BootstrapReplies) -> UInt64? {
+        var message = Message(id: BootstrapRequest.registerReplies)
+        message.setReplyRight(replies.right)
+        replies.watch(link)
+        do throws(BootstrapError) {
+            do throws(PortError) { try link.right.send(message, timeout: timeout) } catch {
+                return nil
+            }
+            let reply = try awaitReply(on: link, replies: &replies)
+            return reply.body.count == 8 ? BootstrapRequest.handle(endingThe: reply.body) : nil
+        } catch {
+            return nil
         }
     }
 
     /// The reply to the request just sent over `link`. Notifications about
     /// an earlier link's right (it died, or its request was let go) are
     /// passed over.
-    private func awaitReply(on link: Current, replies: inout BootstrapReplies) throws(BootstrapError) -> Message {
+    private func awaitReply(
+        on link: Current, from other: pid_t? = nil, replies: inout BootstrapReplies
+    ) throws(BootstrapError) -> Message {
         let deadline = ContinuousClock.now + timeout
         while true {
             let reply: Message
@@ -146,6 +184,11 @@ final class BootstrapLink: Sendable {
                 throw BootstrapError(.unreachable, "the name server dropped the request")
             }
             if reply.notification != nil { continue }
+            // Only the server answers (or the process a forwarded request
+            // went to): a stray message in the reply port is no answer.
+            if let server = link.server, reply.trailer.sender.pid != server.pid, reply.trailer.sender.pid != other {
+                continue
+            }
             guard reply.id == 0 else {
                 throw BootstrapError(.fromWire(reply.id), reply.text.isEmpty ? "refused" : reply.text)
             }

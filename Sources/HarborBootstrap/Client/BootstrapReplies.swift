@@ -19,7 +19,14 @@ import HarborPorts
 /// port: `BootstrapLink.exchange` takes it as "the server dropped the
 /// request", as it took the unused send-once right's notification.
 ///
-/// Replaced after a timeout, so a late reply cannot answer the next request.
+/// The right is **registered** with the server once per link
+/// (`registerReplies`): later requests name its handle instead of carrying a
+/// copy, so they pass no descriptors and the server examines none. A server
+/// that refuses the registration (an older one, or the uid at its limit) is
+/// sent a copy of the right with every request, as before.
+///
+/// Replaced after a timeout, so a late reply cannot answer the next request
+/// (the new port is registered anew; the old registration ends with its port).
 ///
 /// **Cost:** one port; its connection and slot counter once the first
 /// request leaves (three descriptors while it lives), and the bootstrap
@@ -32,6 +39,15 @@ struct BootstrapReplies: ~Copyable, Sendable {
     let right: SendRight
     /// The link generation whose bootstrap right has a dead-name request into `port`.
     private var watched: Int?
+    /// What the server of a link generation said to registering ``right``.
+    var registration: Registration?
+
+    /// A link generation's registration of ``right``.
+    struct Registration {
+        let generation: Int
+        /// The handle requests name; nil: the server refused, requests carry the right.
+        let handle: UInt64?
+    }
 
     init() {
         port = ReceiveRight()

@@ -14,7 +14,8 @@ import HarborSystem
 /// The session's thread watches the bootstrap right: when the server goes (a
 /// restart on the same socket, under systemd socket activation), it connects
 /// again and checks every name in again, by itself; and when one of the
-/// process's ports dies it tells the server at once.
+/// process's ports dies it tells the server at once. It also answers the
+/// `harbor ports` questions the server forwards (`PortIntrospection`).
 ///
 /// It lasts while the process holds a live name or its `BootstrapClient`
 /// lives: dropping the client keeps names checked in; the session ends
@@ -157,6 +158,7 @@ final class BootstrapSession: Sendable {
                 }
                 continue
             }
+            if message.id == BootstrapRequest.introspect { answerIntrospection(&message) }
             if let notification = message.notification {
                 if case .deadName(let name) = notification {
                     if name == watched.right.name {

@@ -2,9 +2,10 @@
 
 /// The requests a client sends to its bootstrap port, as message ids, and
 /// the rules both sides check. Every request carries a reply right (except
-/// ``gone``), which must lead back to the asker's own process; the reply's
-/// id is 0 on success, else a ``BootstrapError/Code`` number with a
-/// one-line reason as its text.
+/// ``gone``), which must lead back to the asker's own process, or names one
+/// the client registered (``registerReplies``, ``viaRegisteredReply(_:)``);
+/// the reply's id is 0 on success, else a ``BootstrapError/Code`` number
+/// with a one-line reason as its text.
 ///
 /// The server keeps one send right to the port of each name a service
 /// holds and answers look-ups with copies of it (all of them share that one
@@ -32,6 +33,32 @@ package enum BootstrapRequest {
     /// The name's port is gone. A session sends it without a reply right; one
     /// with a reply right is answered (empty, or ``BootstrapError/Code/notFound``).
     package static let gone: Int32 = 0x4842_0006
+    /// Body: empty; the reply right (a send right) is the one to keep. The
+    /// server keeps a copy for the asking process and answers with its
+    /// handle: the body is 8 bytes, little-endian. Later requests of that
+    /// process name the handle instead of carrying a reply right
+    /// (``viaRegisteredReply(_:)``); the registration ends when its port dies.
+    package static let registerReplies: Int32 = 0x4842_0007
+
+    /// The bit a request id carries when the request has no reply right and
+    /// its body ends with the 8-byte handle of a registered one.
+    package static let registeredReplyBit: Int32 = 0x0000_0100
+
+    /// `id` sent without a reply right, naming a registered one.
+    package static func viaRegisteredReply(_ id: Int32) -> Int32 { id | registeredReplyBit }
+
+    /// The 8 bytes of a registration's handle, as a body carries them.
+    package static func handleBytes(_ handle: UInt64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: handle >> (8 * UInt64($0))) }
+    }
+
+    /// The handle in the last 8 bytes of `body`, or nil if it is shorter.
+    package static func handle(endingThe body: [UInt8]) -> UInt64? {
+        guard body.count >= 8 else { return nil }
+        var handle: UInt64 = 0
+        for (index, byte) in body.suffix(8).enumerated() { handle |= UInt64(byte) << (8 * UInt64(index)) }
+        return handle
+    }
 }
 
 /// The message id `harbor ping` sends (with a send-once reply right); a

@@ -19,7 +19,8 @@ public struct BootstrapQuotas: Sendable, Hashable {
     /// Names one uid may have checked in (without a declaration) or registered.
     public var namesPerUser = 16_384
     /// Connections one uid's processes may hold to the server (each
-    /// `BootstrapClient`, each bootstrap right obtained by connecting).
+    /// `BootstrapClient`, each bootstrap right obtained by connecting), and
+    /// reply rights they may have it keep (one per `BootstrapClient`).
     public var clientsPerUser = 2_048
     /// Sessions (processes holding names) one uid may have; each is one
     /// right the server holds.
@@ -78,4 +79,6 @@ struct UserCharges {
     var pendingDescriptors = 0
     /// Names whose port the server holds a send right to (two descriptors each).
     var heldRights = 0
+    /// Reply rights its processes registered (`ReplyRegistrations`; two descriptors each).
+    var replyRights = 0
 }

@@ -155,6 +155,7 @@ extension BootstrapServer {
             case .deadName(let port)?:
                 sessionDied(port)
                 heldPortDied(port)
+                replyPortDied(port)
             case .noSenders(let port)?: userLeft(port)
             default: break
             }
@@ -165,12 +166,12 @@ extension BootstrapServer {
     // MARK: Charges
 
     /// Descriptors `uid` makes the server hold: its port and connections,
-    /// its sessions, the rights to its names' ports, and what its waiting
-    /// messages carry.
+    /// its sessions, the rights to its names' ports, its registered reply
+    /// rights, and what its waiting messages carry.
     func descriptorsHeld(by uid: uid_t) -> Int {
         let charge = charges[uid] ?? UserCharges()
         let port = users[uid].map { $0.clients + 3 } ?? 0
-        return port + 2 * charge.sessions + 2 * charge.heldRights + charge.pendingDescriptors
+        return port + 2 * charge.sessions + 2 * charge.heldRights + 2 * charge.replyRights + charge.pendingDescriptors
     }
 
     /// Whether `uid` may make the server hold `descriptors` more; the
@@ -204,7 +205,7 @@ extension BootstrapServer {
         var charge = charges[uid] ?? UserCharges()
         change(&charge)
         if charge.names == 0 && charge.sessions == 0 && charge.pending == 0 && charge.pendingDescriptors == 0
-            && charge.heldRights == 0 {
+            && charge.heldRights == 0 && charge.replyRights == 0 {
             charges[uid] = nil
         } else {
             charges[uid] = charge

@@ -48,6 +48,7 @@ extension BootstrapServer {
     func hold(_ entry: NameEntry, in session: Session, pid: pid_t, right: SendRight) {
         entry.session = session.right.name
         entry.pid = pid
+        (entry.checkIns, entry.since) = (entry.checkIns + 1, Self.wallClockSeconds())
         entry.right = right
         // One proxy per port, whatever number of names reach it: charged once per owner.
         if !holdsPort(right.name, for: entry.owner) {

@@ -10,10 +10,25 @@ extension BootstrapServer {
         // P11: the kernel's word on which process delivered the request. A
         // relay's claim (`claimedOriginalSender`) never decides anything here.
         let sender = message.trailer.sender
-        let id = message.id
+        var id = message.id
         if id == BootstrapRequest.gone {
             gone(&message, from: sender)
             return
+        }
+        let registered = id & BootstrapRequest.registeredReplyBit != 0 && !message.hasReplyRight
+        if registered {
+            // A reply right the asker registered (ReplyRegistrations): its
+            // own process's only, whatever handle it names.
+            guard let handle = BootstrapRequest.handle(endingThe: message.body),
+                  let right = replyRegistrations.right(handle, for: sender) else {
+                log(.debug, "dropped message \(id) from pid \(sender.pid): it names no reply right registered by it")
+                metrics.dropped("unknown_reply_handle")
+                return
+            }
+            id &= ~BootstrapRequest.registeredReplyBit
+            message.id = id
+            message.body.removeLast(8)
+            message.setReplyRight(right)
         }
         guard message.hasReplyRight else {
             log(.debug, "dropped message \(id) without a reply right from \(sender)")
@@ -28,11 +43,16 @@ extension BootstrapServer {
             metrics.dropped("reply_right_elsewhere")
             return
         }
-        keepReplyRight(of: &message)
+        if !registered { keepReplyRight(of: &message) }
         if id == BootstrapRequest.list {
             list(&message, for: sender)
             return
         }
+        if id == BootstrapRequest.registerReplies {
+            registerReplies(&message, from: sender)
+            return
+        }
+        if handleIntrospection(id, &message, from: sender) { return }
         guard id == BootstrapRequest.lookUp || id == BootstrapRequest.checkIn
                 || id == BootstrapRequest.register || id == BootstrapRequest.unregister else {
             refuse(&message, BootstrapError(.badRequest, "unknown request \(id)"))
@@ -68,6 +88,7 @@ extension BootstrapServer {
     /// A send right to the name's port: a copy of the one the server holds
     /// (every asker shares its connection), or of a waiting name's.
     func answerLookUp(of entry: NameEntry, _ request: inout Message, for sender: ProcessIdentity) {
+        entry.lookUps += 1
         if let right = entry.right {
             var answer = Message(id: 0)
             answer.attach(right)
@@ -239,6 +260,43 @@ extension BootstrapServer {
         charge(sender.uid) { $0.sessions += 1 }
         right.requestDeadNameNotification(to: notices.makeSendOnceRight())
         return .success(session)
+    }
+
+    // MARK: Registered reply rights
+
+    /// Keeps the request's reply right (a send right, leading back to the
+    /// asker: checked in ``handle(_:)``) and answers with its handle; the
+    /// port's handle again if it is registered already.
+    private func registerReplies(_ request: inout Message, from sender: ProcessIdentity) {
+        guard case .send(let right)? = request.takeReplyRight() else {
+            // Only a send-once right is left to answer through.
+            refuse(&request, BootstrapError(.badRequest, "only a send right can be registered as a reply right"))
+            return
+        }
+        request.setReplyRight(right)
+        if let known = replyRegistrations.handle(of: right) {
+            send(Message(id: 0, body: BootstrapRequest.handleBytes(known)), replyingTo: &request)
+            return
+        }
+        let count = charges[sender.uid]?.replyRights ?? 0
+        if count >= quotas.clientsPerUser {
+            refuse(&request, BootstrapError(.overQuota, "uid \(sender.uid) has \(count) registered reply rights, its limit"))
+            return
+        }
+        if let refusal = admit(sender.uid, descriptors: 2, for: "a registered reply right") {
+            refuse(&request, refusal)
+            return
+        }
+        let handle = replyRegistrations.register(right, for: sender)
+        charge(sender.uid) { $0.replyRights += 1 }
+        right.requestDeadNameNotification(to: notices.makeSendOnceRight())
+        send(Message(id: 0, body: BootstrapRequest.handleBytes(handle)), replyingTo: &request)
+    }
+
+    /// A registered reply right's port died: the registration goes, and its charge.
+    func replyPortDied(_ port: PortName) {
+        guard let uid = replyRegistrations.remove(port: port) else { return }
+        charge(uid) { $0.replyRights -= 1 }
     }
 
     private func admitName(for uid: uid_t) -> BootstrapError? {

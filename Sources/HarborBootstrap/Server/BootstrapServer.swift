@@ -92,6 +92,8 @@ public final class BootstrapServer: @unchecked Sendable {
     /// making a proxy and mapping its slot counter each time. Two
     /// descriptors at most, the server's own.
     var recentReplyRight: SendRight?
+    /// Reply rights clients registered, so their requests carry none.
+    var replyRegistrations = ReplyRegistrations()
     /// Out-of-descriptor failures of `accept`: the pause before the next try, what to log.
     var acceptBackoff = AcceptBackoff()
     var loop: Loop?
@@ -179,6 +181,7 @@ public final class BootstrapServer: @unchecked Sendable {
         entries = [:]
         sessions = [:]
         recentReplyRight = nil
+        replyRegistrations.removeAll()
         heldPorts = [:]
         heldPortOwners = [:]
         users = [:]

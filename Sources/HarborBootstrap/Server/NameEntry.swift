@@ -43,6 +43,8 @@ final class NameEntry {
     var pid: pid_t?
     /// Whether a look-up already asked systemd to start `unit`.
     var unitRequested = false
+    /// For `harbor print`: look-ups answered, times taken, when last taken (Unix seconds).
+    var lookUps = 0, checkIns = 0, since: Int?
 
     init(key: NameKey, origin: Origin, owner: uid_t, unit: String?) {
         self.key = key

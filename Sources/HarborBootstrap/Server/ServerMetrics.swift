@@ -24,8 +24,10 @@ final class ServerMetrics {
     /// Whether a metrics backend was bootstrapped when the server was made.
     let enabled: Bool
 
-    /// The request kinds, by their index (``kind(of:)``).
-    static let requestLabels = ["unknown", "look_up", "check_in", "register", "unregister", "list", "gone"]
+    /// The request kinds, by their index (``kind(of:)``): the ids
+    /// `BootstrapRequest.lookUp` (0x48420001) to `listAll` (0x4842000C) in order.
+    static let requestLabels = ["unknown", "look_up", "check_in", "register", "unregister", "list", "gone",
+                                "register_replies", "ports", "introspect", "sessions", "print", "list_all"]
 
     private var requests: [Counter] = []
     private var durations: [Timer] = []
@@ -53,9 +55,10 @@ final class ServerMetrics {
         connections = Counter(label: "harbor_bootstrap_connections_total")
     }
 
-    /// The index of request `id` in ``requestLabels`` (0: not a request).
+    /// The index of request `id` in ``requestLabels`` (0: not a request),
+    /// whether it names a registered reply right or carries its own.
     static func kind(of id: Int32) -> Int {
-        let index = Int(id) - Int(BootstrapRequest.lookUp) + 1
+        let index = Int(id & ~BootstrapRequest.registeredReplyBit) - Int(BootstrapRequest.lookUp) + 1
         return (1..<requestLabels.count).contains(index) ? index : 0
     }
 

@@ -59,6 +59,7 @@ package final class PortCore: Sendable {
         name = PortName.next()
         identity = PortIdentity.local(name)
         state = HarborLock(Guarded())
+        LivePorts.register(self)
     }
 
     /// A port that arrived from another process: a proxy for a port
@@ -70,9 +71,12 @@ package final class PortCore: Sendable {
         var guarded = Guarded()
         guarded.location = location
         state = HarborLock(guarded)
+        LivePorts.register(self)
     }
 
     deinit {
+        // No longer reported, before anything of it goes (LivePorts reads under its lock).
+        LivePorts.remove(name)
         // What the ledger charged over the whole process goes with the port;
         // parked messages are dropped outside the lock.
         let (watchers, deathWatches, route, parked) = state.withGuarded {

@@ -221,6 +221,10 @@ package struct PortStateMachine {
     /// Whether a no-senders notification is asked for (its connections'
     /// hang-ups are then watched: PortTransport+HangUps.swift).
     package var hasNoSendersRequest: Bool { noSendersRequest != nil }
+    /// Whether a port-destroyed notification is asked for (`harbor ports`).
+    package var hasPortDestroyedRequest: Bool { portDestroyedRequest != nil }
+    /// Dead-name notifications asked for (`harbor ports`).
+    package var deadNameRequestCount: Int { deadNameRequests.count }
 
     package mutating func requestPortDestroyed(_ target: SendOnceToken) -> SendOnceToken? {
         defer { portDestroyedRequest = target }

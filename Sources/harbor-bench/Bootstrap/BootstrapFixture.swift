@@ -21,7 +21,7 @@ final class BootstrapFixture: @unchecked Sendable {
         let harbor = try Self.sibling("harbor")
         children.append(try Self.spawn([harbord, "--socket", socketPath, "--foreground"]))
         var client: BootstrapClient?
-        for _ in 0..<500 where client == nil {
+        for _ in 0..<3_000 where client == nil {  // 30 s: harbord under valgrind starts slowly
             client = try? BootstrapClient(socketPath: socketPath, timeout: .seconds(2))
             if client == nil { usleep(10_000) }
         }
