@@ -40,6 +40,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // Metrics: the libraries report through swift-metrics; harbord serves
+        // them in Prometheus text format (`--metrics-socket`, Docs/harbord.md).
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // `swift package generate-documentation` for the DocC catalogs (Scripts/docs.sh).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -164,7 +168,8 @@ let package = Package(
         // Layer 5: the bootstrap name server's protocol, client and server logic (P10).
         .target(
             name: "HarborBootstrap",
-            dependencies: ["HarborTransport", "HarborPorts", "HarborRunLoop", "HarborSystem"],
+            dependencies: ["HarborTransport", "HarborPorts", "HarborRunLoop", "HarborSystem",
+                           .product(name: "CoreMetrics", package: "swift-metrics")],
             swiftSettings: strict
         ),
         // The name server daemon (S04): HarborBootstrap's server under systemd.
@@ -176,6 +181,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
         ),

@@ -18,6 +18,8 @@ import HarborSystem
 /// loop thread is joined, and `run()` returns, so the process exits 0.
 struct Daemon: Service {
     let server: BootstrapServer
+    /// `--metrics-socket`: served from its own thread while harbord runs.
+    let metrics: MetricsEndpoint?
     let logger: Logger
     let wedgeAfter: Duration?
     /// Tests only (the hidden `--debug-wedge-on-sigusr1`): SIGUSR1 wedges
@@ -57,6 +59,11 @@ struct Daemon: Service {
             logger.error("cannot start: \(problem)")
             worker.stop()
             throw StartupError(problem)
+        }
+        if let metrics {
+            do { try metrics.start(server: server, loop: worker.loop, logger: logger) } catch {
+                logger.error("metrics: cannot start the thread serving \(metrics.path): \(error)")
+            }
         }
         let summary = HarborLock<String>("")
         try? worker.performAndWait { summary.withLock { $0 = server.summary.description } }
@@ -108,6 +115,7 @@ struct Daemon: Service {
         handler.cancel()
         _ = try? notifier.stopping(status: "stopping")
         logger.info("stopping (SIGTERM or SIGINT)")
+        metrics?.stop()
         try? worker.performAndWait { server.stop() }
         worker.stop()
     }

@@ -5,6 +5,7 @@ import HarborBootstrap
 import HarborPorts
 import HarborSystemd
 import Logging
+import Prometheus
 import ServiceLifecycle
 import UnixSignals
 import HarborSystem
@@ -30,6 +31,9 @@ struct Harbord: ParsableCommand {
             (FILE:LINE: message, at most 20) on stderr.
 
             SIGHUP reloads the policy file; SIGUSR1 logs the status line (names, clients).
+
+            --metrics-socket PATH serves metrics (GET /metrics, the Prometheus text format) on a Unix stream \
+            socket, mode 0660; without it harbord opens nothing for metrics.
 
             Exit status: 0 stopped on SIGTERM/SIGINT (or --check-config: the file is valid), 64 bad command line, \
             71 cannot listen, 77 cannot switch users, 78 bad policy file.
@@ -86,6 +90,11 @@ struct Harbord: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp(
         "Lower harbord's descriptor limit (RLIMIT_NOFILE) to this (default: raise it to the hard limit).", valueName: "n"))
     var maxDescriptors: Int?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Serve metrics (GET /metrics, Prometheus text format) on a Unix stream socket at this path, mode 0660 (default: none).",
+        valueName: "path"))
+    var metricsSocket: String?
 
     @Option(name: .long, help: .hidden)
     var unitStarter: String?
@@ -188,6 +197,17 @@ struct Harbord: ParsableCommand {
             throw ExitCode(77)
         }
 
+        // Bound before root is given up, like the bootstrap socket; the
+        // backend bootstrapped before the server is made (it makes its metrics then).
+        var metrics: MetricsEndpoint?
+        if let metricsSocket {
+            let registry = PrometheusCollectorRegistry()
+            do { metrics = try MetricsEndpoint(path: metricsSocket, registry: registry) } catch {
+                logger.error("\(error.message)")
+                throw ExitCode(71)
+            }
+            MetricsEndpoint.bootstrapMetrics(into: registry)
+        }
         let server: BootstrapServer
         do {
             server = try BootstrapServer(endpoint: endpoint, policy: policy, quotas: quotas, unitStarter: unitStarter) { level, text in
@@ -196,6 +216,7 @@ struct Harbord: ParsableCommand {
         } catch {
             logger.error("\(error.detail)")
             if case .path(let path) = endpoint, let hint = socketHint(path) { logger.error("\(hint)") }
+            metrics?.stop()
             throw ExitCode(71)
         }
         if let note = plan.note { logger.notice("\(note)") }
@@ -209,7 +230,7 @@ struct Harbord: ParsableCommand {
                 throw ExitCode(77)
             }
         }
-        let daemon = Daemon(server: server, logger: logger, wedgeAfter: debugWedgeAfter.map { .milliseconds(Int64($0 * 1000)) },
+        let daemon = Daemon(server: server, metrics: metrics, logger: logger, wedgeAfter: debugWedgeAfter.map { .milliseconds(Int64($0 * 1000)) },
                             wedgeOnSIGUSR1: debugWedgeOnSigusr1, loadPolicy: { [policy = self.policy] in
             Self.reloadPolicy(explicit: policy)
         })

@@ -92,7 +92,7 @@ public final class BootstrapClient: Sendable {
     /// - Throws: ``BootstrapError/Code/notFound``, ``BootstrapError/Code/invalidName``,
     ///   transport errors.
     public func lookUp(_ name: String) throws(BootstrapError) -> SendRight {
-        var reply = try request(BootstrapRequest.lookUp, name: name)
+        var reply = try ClientMetrics.lookUp { () throws(BootstrapError) in try request(BootstrapRequest.lookUp, name: name) }
         do { return try reply.takeSendRight(at: 0) } catch {
             throw BootstrapError(.badReply, "look-up reply without a send right: \(error.detail)", underlying: error)
         }

@@ -72,11 +72,14 @@ extension BootstrapServer {
         if let refusal {
             message = Message(id: refusal.code.rawValue, text: refusal.detail)
             logEvent(.notice, "refused a connection: \(refusal.detail)")
+            metrics.connectionRefused(refusal.code)
         } else if let port = userPort(for: uid) {
             message = Message(id: 0, text: "harbor bootstrap")
             message.attach(port.port.makeSendRight())
+            metrics.connected()
         } else {
             message = Message(id: BootstrapError.Code.overQuota.rawValue, text: "no bootstrap port could be made for uid \(uid)")
+            metrics.connectionRefused(.overQuota)
         }
         do { try FirstMessage.send(message, over: connection, timeout: .zero) } catch {
             log(.debug, "a client left before its bootstrap right was sent: \(error.detail)")
@@ -117,10 +120,11 @@ extension BootstrapServer {
         var changes = false
         repeat {
             guard let message = user.port.tryReceive() else { break }
+            let id = message.id & ~BootstrapRequest.registeredReplyBit, started = metrics.start()
             // Look-ups and listings (registered or not) change nothing the summary counts.
-            let id = message.id & ~BootstrapRequest.registeredReplyBit
             if id != BootstrapRequest.lookUp && id != BootstrapRequest.list { changes = true }
             handle(message)
+            metrics.handled(id, since: started)
         } while all
         if changes { reportIfChanged() }
     }

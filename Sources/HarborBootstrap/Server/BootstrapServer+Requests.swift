@@ -22,6 +22,7 @@ extension BootstrapServer {
             guard let handle = BootstrapRequest.handle(endingThe: message.body),
                   let right = replyRegistrations.right(handle, for: sender) else {
                 log(.debug, "dropped message \(id) from pid \(sender.pid): it names no reply right registered by it")
+                metrics.dropped("unknown_reply_handle")
                 return
             }
             id &= ~BootstrapRequest.registeredReplyBit
@@ -31,6 +32,7 @@ extension BootstrapServer {
         }
         guard message.hasReplyRight else {
             log(.debug, "dropped message \(id) without a reply right from \(sender)")
+            metrics.dropped("no_reply_right")
             return
         }
         // P11: no answer goes anywhere but back to the asker's own process,
@@ -38,6 +40,7 @@ extension BootstrapServer {
         guard message.replyRightReceiver?.pid == sender.pid else {
             logEvent(.notice, "dropped request \(id) from pid \(sender.pid) (uid \(sender.uid)): "
                      + "its reply right leads to another process")
+            metrics.dropped("reply_right_elsewhere")
             return
         }
         if !registered { keepReplyRight(of: &message) }
@@ -324,6 +327,7 @@ extension BootstrapServer {
     }
 
     func refuse(_ request: inout Message, _ error: BootstrapError) {
+        metrics.refused(request.id, error.code)
         send(Message(id: error.code.rawValue, text: error.detail), replyingTo: &request)
     }
 }

@@ -98,6 +98,8 @@ public final class BootstrapServer: @unchecked Sendable {
     var acceptBackoff = AcceptBackoff()
     var loop: Loop?
     var mode: LoopMode = .default
+    /// What it reports through swift-metrics (nothing with no backend).
+    let metrics = ServerMetrics()
     private var lastSummary: Summary?
     private var events = EventWindow()
 
