@@ -73,6 +73,14 @@ extension RunLoopTests {
                         _ = loop.run(mode: .default, timeout: .milliseconds(10), returnAfterSourceHandled: true)
                     }
                     #expect(log.all == ["moved", "either"])
+                    // A handler call the worker began for "either" (both loops
+                    // were told of it) runs to its end even after setEvents,
+                    // and would read what is written next: let it end first.
+                    // (Issue 22: under ThreadSanitizer with both CPUs busy it
+                    // read "unread", 1 run in about 450 with or without the
+                    // check that drops reports taken before setEvents, which
+                    // RL18_aReportTakenBeforeSetEvents… proves every time.)
+                    try! other.loop.performAndWait {}
                     // Switched off in both: nothing is read by either loop.
                     source.setEvents([])
                     pipe.send("unread")
@@ -82,6 +90,113 @@ extension RunLoopTests {
                     source.invalidate()
                     #expect(!other.loop.contains(source, inMode: .default) && !loop.contains(source, inMode: .default))
                     other.stop()
+                }
+                close(pipe.read)
+                close(pipe.write)
+            }
+        }
+
+        /// The race of issue 22, made to happen every time: a loop took the
+        /// pipe's readiness report from its waitset, another thread read the
+        /// data, switched the source off with `setEvents([])` and wrote
+        /// again; the loop's pass then reached the stale report and its
+        /// handler read what was written after the switch-off. Here the
+        /// worker's pass is held between its wait and the pipe's turn by a
+        /// source ordered before it (its handler waits on a gate).
+        @Test func RL18_aReportTakenBeforeSetEventsOnAnotherThreadIsNotServedAfterIt() {
+            expectNoDescriptorLeak {
+                let pipe = TestPipe()
+                let log = EventLog()
+                let source = try! DescriptorSource(descriptor: pipe.read, events: .readable) { _ in
+                    let text = pipe.receive()
+                    if !text.isEmpty { log.append(text) }
+                }
+                let counter = eventfd(0, charbor_EFD_CLOEXEC | charbor_EFD_NONBLOCK)
+                let entered = Gate()
+                let release = Gate()
+                let blocker = try! DescriptorSource(
+                    descriptor: counter, events: .readable, order: -1, closesOnInvalidate: true
+                ) { _ in
+                    var value: UInt64 = 0
+                    _ = read(counter, &value, 8)
+                    entered.open()
+                    release.wait()
+                }
+                onFreshThread {
+                    let loop = Loop.current
+                    loop.add(source, forMode: .default)
+                    let other = LoopWorker(name: "rl18-stale")
+                    other.loop.add(source, forMode: .default)
+                    other.loop.add(blocker, forMode: .default)
+                    // Hold the worker in a block while both descriptors become
+                    // ready, so that its next wait reports both at once.
+                    let holding = Gate()
+                    let held = Gate()
+                    other.perform {
+                        holding.open()
+                        held.wait()
+                    }
+                    holding.wait()
+                    var one: UInt64 = 1
+                    _ = write(counter, &one, 8)
+                    pipe.send("either")
+                    held.open()
+                    // The worker holds both reports and is in the blocker's handler.
+                    entered.wait()
+                    #expect(loop.run(mode: .default, timeout: .seconds(5), returnAfterSourceHandled: true) == .handledSource)
+                    #expect(log.all == ["either"])
+                    source.setEvents([])
+                    pipe.send("unread")
+                    // The worker's pass goes on to the pipe's report, taken before the switch-off.
+                    release.open()
+                    try! other.performAndWait {}
+                    #expect(log.all == ["either"])
+                    #expect(pipe.receive() == "unread")
+                    source.invalidate()
+                    blocker.invalidate()
+                    other.stop()
+                }
+                close(pipe.read)
+                close(pipe.write)
+            }
+        }
+
+        /// The same on one loop's thread, the other way round: a callout
+        /// switches another source from `.readable` to `.writable` after the
+        /// pass's wait reported it readable. The stale report is not served,
+        /// and a later report carries only what is watched for.
+        @Test func RL18_eventsChangedByAnEarlierCalloutOfThePassAreObeyed() {
+            expectNoDescriptorLeak {
+                let pipe = TestPipe()
+                onFreshThread {
+                    let loop = Loop.current
+                    let seen = HarborLock<[DescriptorEvents]>([])
+                    let source = try! DescriptorSource(descriptor: pipe.read, events: .readable) { events in
+                        seen.withLock { $0.append(events) }
+                        _ = pipe.receive()
+                    }
+                    let counter = eventfd(1, charbor_EFD_CLOEXEC | charbor_EFD_NONBLOCK)
+                    let first = try! DescriptorSource(
+                        descriptor: counter, events: .readable, order: -1, closesOnInvalidate: true
+                    ) { _ in
+                        var value: UInt64 = 0
+                        _ = read(counter, &value, 8)
+                        // A pipe's read end is never writable.
+                        source.setEvents(.writable)
+                    }
+                    loop.add(source, forMode: .default)
+                    loop.add(first, forMode: .default)
+                    pipe.send("x")
+                    // One wait reports both; the first callout changes the pipe's events.
+                    #expect(loop.run(mode: .default, timeout: .seconds(5), returnAfterSourceHandled: true) == .handledSource)
+                    #expect(seen.withLock { $0 } == [])
+                    #expect(loop.run(mode: .default, timeout: .milliseconds(50), returnAfterSourceHandled: true) == .timedOut)
+                    #expect(seen.withLock { $0 } == [])
+                    source.setEvents(.readable)
+                    #expect(loop.run(mode: .default, timeout: .seconds(5), returnAfterSourceHandled: true) == .handledSource)
+                    #expect(seen.withLock { $0 } == [.readable])
+                    source.invalidate()
+                    first.invalidate()
                 }
                 close(pipe.read)
                 close(pipe.write)

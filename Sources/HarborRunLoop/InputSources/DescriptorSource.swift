@@ -83,7 +83,15 @@ public final class DescriptorSource: Sendable, CustomStringConvertible, WaitsetS
     public var events: DescriptorEvents { DescriptorEvents(rawValue: interests.load(ordering: .acquiring)) }
 
     /// Changes what the source watches for, in every mode of every loop it
-    /// is in (one `epoll_ctl` per mode). Any thread. **CF equivalent:**
+    /// is in (one `epoll_ctl` per mode). Any thread.
+    ///
+    /// The last call wins in every loop: each registration is changed
+    /// under its loop's lock to the events stored then, and a handler call
+    /// that starts after this returns gets only events of the new set
+    /// (and `hangUp` or `error`, which epoll always reports), even for a
+    /// readiness report a loop took from its waitset before. A handler
+    /// call already under way on another loop's thread runs to its end, as
+    /// with ``invalidate()``. **CF equivalent:**
     /// `CFFileDescriptorEnableCallBacks` / `CFFileDescriptorDisableCallBacks`.
     public func setEvents(_ events: DescriptorEvents) {
         interests.store(events.epollMask, ordering: .releasing)
@@ -106,12 +114,23 @@ public final class DescriptorSource: Sendable, CustomStringConvertible, WaitsetS
 
     /// Serves one ready descriptor: one handler call per pass (the fairness
     /// bound). A source invalidated or gone from the mode since its event
-    /// was queued is skipped. Returns whether the handler ran.
+    /// was queued is skipped; so is a report of events the source no longer
+    /// watches for: ``setEvents(_:)`` may have run since the loop took the
+    /// report from its waitset (an earlier callout of this pass, or another
+    /// thread while this one was between its wait and this call), and the
+    /// kernel's registration, which it changed, cannot recall a report
+    /// already taken (RL18). Returns whether the handler ran.
     func serve(_ events: EpollEvents, on loop: Loop, in mode: ModeState) -> Bool {
-        guard isServed(by: loop, in: mode) else { return false }
-        Callout.descriptor(self, DescriptorEvents(epoll: events.rawValue))
+        let wanted = events.rawValue & (interests.load(ordering: .acquiring) | Self.alwaysReported)
+        guard wanted != 0, isServed(by: loop, in: mode) else { return false }
+        Callout.descriptor(self, DescriptorEvents(epoll: wanted))
         return true
     }
+
+    /// What epoll reports whether asked for or not (`EPOLLHUP`, `EPOLLERR`):
+    /// still served after ``setEvents(_:)`` dropped every interest, as a
+    /// fresh wait would report them.
+    private static var alwaysReported: UInt32 { EpollEvents.hangUp.rawValue | EpollEvents.error.rawValue }
 
     public var description: String {
         "DescriptorSource(\(label), fd: \(descriptor), events: \(events), order: \(order), valid: \(isValid))"
