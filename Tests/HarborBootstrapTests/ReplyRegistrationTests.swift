@@ -103,6 +103,31 @@ extension BootstrapTests {
             }
         }
 
+        /// P11: a client takes answers only from its server (the kernel's
+        /// word on who sent them): two messages another process put in its
+        /// reply port first (a process asked by `harbor ports` once held a
+        /// way in) are passed over, and the look-up gets harbord's answer.
+        @Test(.deadline(.seconds(60))) func P11_aClientTakesAnswersOnlyFromItsServer() throws {
+            let harbord = HarbordProcess()
+            #expect(harbord.waitUntilReady())
+            let link = try BootstrapLink(socketPath: harbord.socketPath, timeout: .seconds(5))
+            var replies = BootstrapReplies()
+            for text in ["not from the server", "nor this"] {
+                try replies.right.send(Message(id: 0, text: text), timeout: .seconds(1))
+            }
+            var thrown: BootstrapError.Code?
+            do {
+                let answer = try link.exchange(BootstrapRequest.lookUp, body: Array("no.such.name".utf8), carrying: [],
+                                               replies: &replies)
+                Issue.record("a stray message was taken as the answer: \(answer.text)")
+            } catch {
+                thrown = error.code
+            }
+            #expect(thrown == .notFound)
+            #expect(replies.registration?.handle != nil, "the registration's answer was not the stray message")
+            #expect(harbord.stop() == 0)
+        }
+
         /// P10: a client registers its reply right once and its requests
         /// then carry none: with its registration gone from the server, its
         /// next request cannot be answered and times out; the client then
