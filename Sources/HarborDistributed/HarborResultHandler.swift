@@ -1,4 +1,4 @@
-// HarborDistributed — answers a call through its reply right, or by number.
+// HarborDistributed — answers a call through its send-once reply right.
 import Distributed
 import HarborCoding
 import HarborPorts
@@ -17,24 +17,20 @@ public final class HarborResultHandler: DistributedTargetInvocationResultHandler
     /// Arguments and results are `Codable` (coded by `HarborCoding`).
     public typealias SerializationRequirement = any Codable
 
-    /// Where the answer goes, until it went.
-    private let route: HarborLock<CallRoute?>
+    private let reply: HarborLock<ReplyRight?>
     private let system: HarborActorSystem
     /// Gives the call's share of running calls back: once, as it answers
     /// (or when the handler goes unanswered).
     private let release: HarborLock<(@Sendable () -> Void)?>
 
-    init(route: consuming CallRoute, system: HarborActorSystem, release: (@Sendable () -> Void)? = nil) {
-        self.route = HarborLock(Optional(route))
+    init(reply: consuming ReplyRight, system: HarborActorSystem, release: (@Sendable () -> Void)? = nil) {
+        self.reply = HarborLock(Optional(reply))
         self.system = system
         self.release = HarborLock(release)
     }
 
     deinit {
         release.withLock { $0.take() }?()
-        // A send-once reply right dropped unanswered tells its caller by
-        // itself (a send-once notification); a call by number is told.
-        route.withLock { $0.take() }?.endUnanswered()
     }
 
     /// Answers with `value`; a value that cannot be encoded answers
@@ -102,21 +98,21 @@ public final class HarborResultHandler: DistributedTargetInvocationResultHandler
 
     /// Whether an answer went (or was attempted).
     var hasAnswered: Bool {
-        route.withLock { route -> Bool in
-            switch route {
+        reply.withLock { right -> Bool in
+            switch right {
             case .none: true
             case .some: false
             }
         }
     }
 
-    /// Sends `message` the call's way, if it was not answered yet. A
+    /// Sends `message` through the reply right, if it is still here. A
     /// caller that is gone is no one's failure: the answer is dropped.
     private func answer(_ message: consuming Message) {
-        guard let route = route.withLock({ $0.take() }) else { return }
+        guard let right = reply.withLock({ $0.take() }) else { return }
         // Given back before the answer goes, so a caller that calls again
         // as soon as it has the answer finds its share free.
         release.withLock { $0.take() }?()
-        route.send(message)
+        try? right.send(message, timeout: .zero)
     }
 }
