@@ -4,14 +4,20 @@
 // port, the rest its body. `mode` bit 7 set: the message id is `mode`, not a
 // call's; bits 0–1: that many send rights to the actor's own port ride
 // along (an actor-reference argument may name them); bit 2: a send-once
-// right to a scratch port too; bit 3: no reply right. The seeds are real
-// calls of each of the actor's functions, caught at a port of ours, and one
-// with an argument of another type. The
-// system runs the call (or refuses it) on its own thread and tasks.
+// right to a scratch port too; bit 3: no reply right; bit 4 (D08): a call
+// by number, id `call` (bit 5 too: `introducingCall`, with a send right to a
+// reply port of ours as its last right), the body's last 16 bytes being
+// the link id and the number as the fuzzer wrote them. The seeds are real
+// calls of each of the actor's functions, caught at a port of ours, one
+// with an argument of another type, and `add(3)` by number, introducing
+// and not. The system runs the call (or refuses it) on its own thread.
 // Invariants: nothing traps; a call with a reply right gets exactly one
 // answer, never a send-once notification (the system always answers), of
-// a kind a system sends, a failure naming a known code; the actor answers
-// a good call after each input.
+// a kind a system sends, a failure naming a known code; an introducing
+// call with a body long enough for its numbers gets exactly one answer at
+// the port it handed over, ending with its number (forged, short or
+// unknown-link calls by number get none, and nothing traps); the actor
+// answers a good call after each input.
 import HarborCoding
 @testable import HarborDistributed
 import HarborPorts
@@ -65,6 +71,12 @@ enum ActorsTarget {
         if let add = seeds.first, add.suffix(2) == [0x03, 0x06] {
             seeds.append(add.dropLast(2) + [0x01])
         }
+        // add(3) by number (D08): introducing on link 7, then on it alone.
+        if let add = seeds.first {
+            let link = number(7), call = number(1)
+            seeds.append([0x30] + add.dropFirst() + link + call)
+            seeds.append([0x10] + add.dropFirst() + link + number(2))
+        }
         return seeds
     }
 
@@ -72,10 +84,19 @@ enum ActorsTarget {
 
     static let answers: Set<Int32> = [ActorWire.returned, ActorWire.returnedVoid, ActorWire.threw, ActorWire.failed]
 
+    /// `value`'s 8 little-endian bytes, as a call by number ends.
+    private static func number(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.littleEndian) { Array($0) } }
+
     static func run(_ data: [UInt8]) {
         guard let mode = data.first else { return }
         let setup = setup
-        var message = Message(id: mode & 0x80 != 0 ? Int32(mode) : ActorWire.invocation, body: Array(data.dropFirst()))
+        let body = Array(data.dropFirst())
+        if mode & 0x90 == 0x10 {
+            byNumber(mode, body, setup)
+            probe(setup)
+            return
+        }
+        var message = Message(id: mode & 0x80 != 0 ? Int32(mode) : ActorWire.invocation, body: body)
         for _ in 0..<Int(mode & 3) { message.attach(setup.port) }
         if mode & 4 != 0 { message.attach(ReceiveRight().makeSendOnceRight()) }
         let reply = ReceiveRight()
@@ -84,6 +105,39 @@ enum ActorsTarget {
         do { try setup.port.send(message, timeout: .seconds(10)) } catch { fail("actors: the call could not be sent: \(error)") }
         if answered { check(reply) }
         probe(setup)
+    }
+
+    /// A call by number (D08). Introducing, with a body long enough for
+    /// the link id and the number: exactly one answer at the port it
+    /// handed over, ending with the number (the link share may be full:
+    /// `busy` is an answer too). Otherwise the call may run on an earlier
+    /// input's link, whose port is gone: nothing to check but the probe.
+    private static func byNumber(_ mode: UInt8, _ body: [UInt8], _ setup: Setup) {
+        let introducing = mode & 0x20 != 0
+        var message = Message(id: introducing ? ActorWire.introducingCall : ActorWire.call, body: body)
+        for _ in 0..<Int(mode & 3) { message.attach(setup.port) }
+        if mode & 4 != 0 { message.attach(ReceiveRight().makeSendOnceRight()) }
+        let replies = ReceiveRight()
+        try? replies.setQueueLimit(16)
+        if introducing { message.attach(replies.makeSendRight()) }
+        do { try setup.port.send(message, timeout: .seconds(10)) } catch { fail("actors: the call could not be sent: \(error)") }
+        guard introducing, body.count >= 2 * ActorWire.numberSize else {
+            probe(setup)    // the system is done with the input when the probe's answer comes
+            if replies.tryReceive() != nil { fail("actors: an answer to a call by number that names no kept link") }
+            return
+        }
+        guard var answer = try? replies.receive(timeout: .seconds(10)) else { fail("actors: a call by number went unanswered for 10 s") }
+        if answer.notification != nil { fail("actors: a notification at a link's reply port") }
+        guard answers.contains(answer.id) else { fail("actors: an answer by number with id \(answer.id)") }
+        let sent = body.suffix(ActorWire.numberSize).reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard ActorWire.takeNumber(from: &answer) == sent else {
+            fail("actors: an answer by number with another number")
+        }
+        if answer.id == ActorWire.failed, ActorWire.error(fromFailure: answer.text).code == .invalidReply {
+            fail("actors: a failure with an unknown code: \(answer.text)")
+        }
+        probe(setup)
+        if replies.tryReceive() != nil { fail("actors: a second answer by number") }
     }
 
     /// The one answer to a call.

@@ -81,16 +81,110 @@ extension HarborActorSystem {
         try reader.next(E.self)
     }
 
-    /// Sends one invocation with a send-once right to a reply port of its
-    /// own, and waits for what arrives there: the answer, or the
-    /// notification that the right died unanswered.
+    /// Sends one invocation and waits for its answer: by number over the
+    /// link to the actor's process once a first call taught the system
+    /// which process that is (D08), else with a send-once right to a reply
+    /// port of its own (D01), whose answer teaches it.
     private func call(_ id: HarborActorID, target: RemoteCallTarget,
                       invocation: HarborInvocationEncoder) async throws -> Message {
         guard let right = id.right else {
             throw HarborActorSystemError(.actorNotFound, "\(id) holds no right to reach it")
         }
         if right.isDead { throw HarborActorSystemError(.deadActor, "\(id) is a dead name") }
-        var request = try invocation.message(target: target, system: self)
+        let request = try invocation.message(target: target, system: self)
+        let link = state.withLock { state -> (link: ReplyLink, introduced: Bool)? in
+            guard let route = state.routes[right.name], let link = state.links[route.pid] else { return nil }
+            return (link, route.introduced)
+        }
+        if let link {
+            return try await callByNumber(request, to: right, link: link.link, introducing: !link.introduced)
+        }
+        let answer = try await callOnce(request, to: right)
+        learn(from: answer, about: right)
+        return answer
+    }
+
+    /// Remembers which process answered a call to `right`'s port, so the
+    /// next calls go by number over the link to it (D08), and asks for the
+    /// port's dead-name notification, which fails those calls when the
+    /// actor or its process goes.
+    private func learn(from answer: borrowing Message, about right: SendRight) {
+        let pid = answer.trailer.sender.pid
+        guard pid > 0, answer.notification == nil else { return }
+        let (learned, added) = state.withLock { state -> (Bool, ReplyLink?) in
+            guard !state.stopped, state.routes[right.name] == nil, state.routes.count < Self.routeLimit,
+                  !right.isDead else { return (false, nil) }
+            state.routes[right.name] = RemoteActorRoute(pid: pid)
+            guard state.links[pid] == nil else { return (true, nil) }
+            let link = ReplyLink(pid: pid)
+            state.links[pid] = link
+            state.linkPorts[link.port.name] = pid
+            return (true, link)
+        }
+        if let added {
+            try? added.port.right.setQueueLimit(Self.numberedCallsPerLink)
+            do {
+                try ports.insert(added.port.right)
+            } catch {
+                // A link nobody receives from would leave its calls waiting: forget it.
+                state.withLock { state in
+                    state.links[pid] = nil
+                    state.linkPorts[added.port.name] = nil
+                    state.routes[right.name] = nil
+                }
+                return
+            }
+        }
+        if learned { right.requestDeadNameNotification(to: notifications.makeSendOnceRight()) }
+    }
+
+    /// Sends one invocation by number over `link` (D08), handing the link's
+    /// reply port over with it when `introducing`, and waits for the answer
+    /// the system's thread matches by number, or for the dead-name
+    /// notification of the actor's port.
+    private func callByNumber(_ request: consuming Message, to right: SendRight, link: ReplyLink,
+                              introducing: Bool) async throws -> Message {
+        var request = request
+        let box = MessageBox()
+        let number = state.withLock { state -> UInt64? in
+            // Below the reply port's queue limit in all, so every answer finds room.
+            guard !state.stopped, state.numbered.count < Self.numberedCallsPerLink else {
+                return nil
+            }
+            defer { state.nextNumber &+= 1 }
+            return state.nextNumber
+        }
+        guard let number else { return try await callOnce(request, to: right) }
+        request.id = introducing ? ActorWire.introducingCall : ActorWire.call
+        if introducing { request.attach(link.port.right.makeSendRight()) }
+        ActorWire.append(link.id, to: &request)
+        ActorWire.append(number, to: &request)
+        let outgoing = MessageBox(request)
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let registered = state.withLock { state -> Bool in
+                guard !state.stopped else { return false }
+                state.numbered[number] = NumberedCall(actor: right.name, pid: link.pid, introducing: introducing,
+                                                      answer: box, continuation: continuation)
+                return true
+            }
+            guard registered else {
+                continuation.resume(throwing: HarborActorSystemError(.systemShutDown, "the system was shut down"))
+                return
+            }
+            guard let message = outgoing.take() else { return }
+            send(message, to: right, key: .numbered(number))
+        }
+        guard let answer = box.take() else {
+            throw HarborActorSystemError(.invalidReply, "the answer was already taken")
+        }
+        return answer
+    }
+
+    /// Sends one invocation with a send-once right to a reply port of its
+    /// own, and waits for what arrives there: the answer, or the
+    /// notification that the right died unanswered.
+    private func callOnce(_ request: consuming Message, to right: SendRight) async throws -> Message {
+        var request = request
         let replyPort = PortBox(ReceiveRight())
         do {
             try ports.insert(replyPort.right)
@@ -112,16 +206,7 @@ extension HarborActorSystem {
                 return
             }
             guard let message = outgoing.take() else { return }
-            do throws(PortError) {
-                try right.send(message, timeout: .zero)
-            } catch {
-                if error.code == .queueFull, let undelivered = error.takeUndeliveredMessage() {
-                    let retry = MessageBox(undelivered)
-                    Task { await self.send(retry, to: right, replyPort: replyPort.name) }
-                } else {
-                    failToSend(replyPort.name, error)
-                }
-            }
+            send(message, to: right, key: .once(replyPort.name))
         }
         guard let answer = box.take() else {
             throw HarborActorSystemError(.invalidReply, "the answer was already taken")
@@ -129,19 +214,34 @@ extension HarborActorSystem {
         return answer
     }
 
+    /// Sends a registered call; one the actor's queue has no room for is
+    /// retried from a task, one that fails otherwise ends the call.
+    private func send(_ message: consuming Message, to right: SendRight, key: CallKey) {
+        do throws(PortError) {
+            try right.send(message, timeout: .zero)
+        } catch {
+            if error.code == .queueFull, let undelivered = error.takeUndeliveredMessage() {
+                let retry = MessageBox(undelivered)
+                Task { await self.send(retry, to: right, key: key) }
+            } else {
+                failToSend(key, error)
+            }
+        }
+    }
+
     /// Sends a call the actor's queue had no room for, retrying every
     /// millisecond without holding a thread; a send that fails ends the call.
-    private func send(_ outgoing: MessageBox, to right: SendRight, replyPort: PortName) async {
+    private func send(_ outgoing: MessageBox, to right: SendRight, key: CallKey) async {
         guard var message = outgoing.take() else { return }
         while true {
             try? await Task.sleep(for: .milliseconds(1))
-            if state.withLock({ $0.pending[replyPort] == nil }) { return }    // shut down meanwhile
+            if !isPending(key) { return }    // ended meanwhile (shut down, or its actor died)
             do {
                 try right.send(message, timeout: .zero)
                 return
             } catch {
                 guard error.code == .queueFull, let undelivered = error.takeUndeliveredMessage() else {
-                    failToSend(replyPort, error)
+                    failToSend(key, error)
                     return
                 }
                 message = undelivered
@@ -149,11 +249,28 @@ extension HarborActorSystem {
         }
     }
 
+    /// Whether the call is still waiting for its answer.
+    private func isPending(_ key: CallKey) -> Bool {
+        state.withLock { state in
+            switch key {
+            case .once(let port): state.pending[port] != nil
+            case .numbered(let number): state.numbered[number] != nil
+            }
+        }
+    }
+
     /// Ends the call whose send failed.
-    private func failToSend(_ replyPort: PortName, _ failure: PortError) {
-        guard let failed = state.withLock({ $0.pending.removeValue(forKey: replyPort) }) else { return }
-        ports.remove(failed.port.right)
+    private func failToSend(_ key: CallKey, _ failure: PortError) {
         let code: HarborActorSystemError.Code = failure.code == .messageTooLarge ? .encodingFailed : .deadActor
-        failed.continuation.resume(throwing: HarborActorSystemError(code, "sending the call: \(failure)"))
+        let error = HarborActorSystemError(code, "sending the call: \(failure)")
+        switch key {
+        case .once(let replyPort):
+            guard let failed = state.withLock({ $0.pending.removeValue(forKey: replyPort) }) else { return }
+            ports.remove(failed.port.right)
+            failed.continuation.resume(throwing: error)
+        case .numbered(let number):
+            guard let failed = state.withLock({ $0.numbered.removeValue(forKey: number) }) else { return }
+            failed.continuation.resume(throwing: error)
+        }
     }
 }

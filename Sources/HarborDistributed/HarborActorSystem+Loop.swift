@@ -10,14 +10,19 @@ extension HarborActorSystem {
     /// send-once notification of a reply right that died unanswered)
     /// resumes its caller; a no-senders notification releases an actor.
     func run() {
+        defer { executor.stop() }
         while true {
+            executor.runJobs()
             let message: Message
             do { message = try ports.receive() } catch { continue }
+            executor.awake()
             guard let port = message.trailer.port else { continue }
             if port == notifications.name {
                 if !notified(message) { return }
             } else if let call = state.withLock({ $0.pending.removeValue(forKey: port) }) {
                 answered(call, message)
+            } else if let pid = state.withLock({ $0.linkPorts[port] }) {
+                answeredByNumber(message, from: pid)
             } else {
                 received(message, at: port)
             }
@@ -29,10 +34,13 @@ extension HarborActorSystem {
         switch message.notification {
         case .noSenders(let port)?:
             released(port)
+        case .deadName(let port)?:
+            died(port)
         case nil:
             if message.id == ActorWire.stop, message.trailer.sender.pid == ProcessIdentity.current.pid {
                 return false
             }
+            // ActorWire.wake: the jobs queued run before the next wait.
         default:
             break       // a no-senders request replaced or dropped with its actor
         }
@@ -51,6 +59,58 @@ extension HarborActorSystem {
             return entry.strong
         }
         _ = dropped     // released here, outside the lock (its deinit resigns its ID)
+    }
+
+    /// A port this system watches died (D08): a remote actor's, whose
+    /// calls by number then fail (`deadActor`) and whose route is
+    /// forgotten, with its link when no route uses it any more; or a
+    /// caller's reply port, whose link is forgotten and its share given back.
+    private func died(_ port: PortName) {
+        let (failed, link, caller) = state.withLock { state -> ([NumberedCall], ReplyLink?, CallerLink?) in
+            var caller: CallerLink?
+            if let key = state.callerPorts.removeValue(forKey: port) {
+                caller = state.callers.removeValue(forKey: key)
+            }
+            guard let route = state.routes.removeValue(forKey: port) else { return ([], nil, caller) }
+            var failed: [NumberedCall] = []
+            for (number, call) in state.numbered where call.actor == port {
+                failed.append(call)
+                state.numbered[number] = nil
+            }
+            guard !state.routes.values.contains(where: { $0.pid == route.pid }),
+                  let link = state.links.removeValue(forKey: route.pid) else { return (failed, nil, caller) }
+            state.linkPorts[link.port.name] = nil
+            for (number, call) in state.numbered where call.pid == route.pid {
+                failed.append(call)
+                state.numbered[number] = nil
+            }
+            return (failed, link, caller)
+        }
+        if let caller { callerLinks.give(for: caller.uid) }
+        if let link { ports.remove(link.port.right) }
+        for call in failed {
+            call.continuation.resume(throwing: HarborActorSystemError(
+                .deadActor, "the actor's port died (its process died, or it was released) with the call pending"))
+        }
+    }
+
+    /// An answer at a link's reply port (D08): taken only if the link's
+    /// process sent it and its number is a call still waiting on the link;
+    /// anything else is dropped.
+    private func answeredByNumber(_ message: consuming Message, from pid: Int32) {
+        var message = message
+        guard message.notification == nil, ActorWire.isAnswer(message.id), message.trailer.sender.pid == pid,
+              let number = ActorWire.takeNumber(from: &message) else { return }
+        let id = message.id
+        let call = state.withLock { state -> NumberedCall? in
+            guard let call = state.numbered[number], call.pid == pid else { return nil }
+            state.numbered[number] = nil
+            if call.introducing, id != ActorWire.failed { state.routes[call.actor]?.introduced = true }
+            return call
+        }
+        guard let call else { return }
+        call.answer.put(message)
+        call.continuation.resume()
     }
 
     /// The answer to a pending call, or the notification that its reply
@@ -79,19 +139,28 @@ extension HarborActorSystem {
         }
         guard let target else { return }    // neither a call's port nor an actor's: it went meanwhile
         var message = message
-        guard message.notification == nil, let reply = message.takeReplyRight() else { return }
+        guard message.notification == nil else { return }
+        let route: CallRoute
+        if message.id == ActorWire.call || message.id == ActorWire.introducingCall {
+            guard let numbered = callerRoute(of: &message) else { return }
+            route = numbered
+        } else {
+            guard let reply = message.takeReplyRight() else { return }
+            route = .once(reply)
+        }
         // Whoever asks pays: the call runs as a task until it answers, on
         // its sender uid's share; the handler gives it back as it answers.
         let uid = UInt32(message.trailer.sender.uid)
         guard runningCalls.take(for: uid) else {
-            HarborResultHandler(reply: reply, system: self).fail(HarborActorSystemError(
+            HarborResultHandler(route: route, system: self).fail(HarborActorSystemError(
                 .busy, "uid \(uid) keeps \(Self.runningCallsPerUid) calls running in this system, or all callers "
                     + "\(Self.runningCallLimit)"))
             return
         }
         let runningCalls = self.runningCalls
-        let handler = HarborResultHandler(reply: reply, system: self) { runningCalls.give(for: uid) }
-        guard message.id == ActorWire.invocation else {
+        let handler = HarborResultHandler(route: route, system: self) { runningCalls.give(for: uid) }
+        guard message.id == ActorWire.invocation || message.id == ActorWire.call
+            || message.id == ActorWire.introducingCall else {
             handler.fail(HarborActorSystemError(.invalidInvocation, "message id \(message.id) is not a call"))
             return
         }
@@ -100,9 +169,59 @@ extension HarborActorSystem {
             return
         }
         let box = MessageBox(message)
-        Task.detached { [self] in
+        // On this thread, after this message (SystemExecutor): no hand-off.
+        Task(executorPreference: executor) { [self] in
             await execute(box, on: actor, targetPrefix: prefix, handler: handler)
         }
+    }
+
+    /// Where a call by number's answer goes (D08): takes the number and
+    /// the link id off its body and, for an introducing call, the send
+    /// right to the caller's reply port (kept, charged to the caller's uid,
+    /// only if it leads into the calling process); nil, dropping the call
+    /// unrun, for a body too short, a link this system keeps no reply
+    /// right for, or an introduction that is not a right into the caller.
+    /// An introduction past its uid's share of links is answered `busy`
+    /// through the right it brought, and dropped.
+    private func callerRoute(of message: inout Message) -> CallRoute? {
+        guard let number = ActorWire.takeNumber(from: &message),
+              let linkID = ActorWire.takeNumber(from: &message) else { return nil }
+        _ = message.takeReplyRight()        // a call by number is answered only by number
+        let sender = message.trailer.sender
+        let key = CallerKey(pid: sender.pid, link: linkID)
+        if message.id == ActorWire.introducingCall {
+            let last = message.carriedRights.count - 1
+            guard last >= 0, message.carriedRights[last] == .send, let right = try? message.takeSendRight(at: last),
+                  right.receivingProcess?.pid == sender.pid else { return nil }
+            // A link kept already stays (its port is this one: the id is its
+            // name in the caller); one whose port died (a pid and a name
+            // used again by a new process) is replaced.
+            if state.withLock({ $0.callers[key]?.right.isDead != false }) {
+                let uid = UInt32(sender.uid)
+                guard callerLinks.take(for: uid) else {
+                    HarborResultHandler(route: .numbered(right, number), system: self).fail(HarborActorSystemError(
+                        .busy, "uid \(uid) keeps \(Self.callerLinksPerUid) caller links in this system, or all "
+                            + "callers \(Self.callerLinkLimit)"))
+                    return nil
+                }
+                let (kept, replaced) = state.withLock { state -> (Bool, CallerLink?) in
+                    guard !state.stopped, state.callers[key]?.right.isDead != false else { return (false, nil) }
+                    let replaced = state.callers.removeValue(forKey: key)
+                    if let replaced { state.callerPorts[replaced.right.name] = nil }
+                    state.callers[key] = CallerLink(right: right, uid: uid)
+                    state.callerPorts[right.name] = key
+                    return (true, replaced)
+                }
+                if let replaced { callerLinks.give(for: replaced.uid) }
+                if kept {
+                    right.requestDeadNameNotification(to: notifications.makeSendOnceRight())
+                } else {
+                    callerLinks.give(for: uid)
+                }
+            }
+        }
+        guard let link = state.withLock({ $0.callers[key] }) else { return nil }
+        return .numbered(link.right, number)
     }
 
     /// Decodes the call and runs it on `actor`; every failure is answered.

@@ -33,17 +33,23 @@ import HarborSystem
 /// right to its port (`HarborCoding` carries it).
 ///
 /// **Calls.** Each call is one message to the actor's port: the target's
-/// name and the arguments (`HarborCoding`), with a send-once right to a
-/// reply port of the call's own. The hosting system's thread receives it
-/// and runs the function in a task on the actor; the answer (the value,
-/// the return, the thrown error, or a system failure) goes back through
-/// the send-once right. A call is delivered **at most once**: it is never
+/// name and the arguments (`HarborCoding`). The first call to a port
+/// carries a send-once right to a reply port of the call's own; its answer
+/// names the serving process, and later calls go by number: the system
+/// keeps one reply port per serving process, hands that process a send
+/// right to it once per actor port, and each call carries a number its
+/// answer comes back with (`Docs/Distributed.md`, D08). The hosting
+/// system's thread receives a call and runs the function on the actor, in
+/// a task that prefers that thread as its executor; the answer (the value,
+/// the return, the thrown error, or a system failure) goes back the way
+/// the call asked. A call is delivered **at most once**: it is never
 /// resent, and a call whose actor died while it was pending may or may
-/// not have run (`Docs/Distributed.md`).
+/// not have run.
 ///
 /// **Death is a notification, never a timeout.** When the actor's process
-/// dies, the reply right of every call pending in it dies unanswered: each
-/// caller's reply port gets a send-once notification and the call throws
+/// dies, the reply right of every call pending in it dies unanswered (a
+/// send-once notification), and the actor's port becomes a dead name (a
+/// dead-name notification, for calls by number): the call throws
 /// ``HarborActorSystemError/Code/deadActor`` at once. The next call finds
 /// the port dead when it sends and throws the same.
 ///
@@ -76,7 +82,10 @@ import HarborSystem
 /// callers are still served.
 ///
 /// One thread per system receives every actor's calls and every call's
-/// answer (one port set). The system runs until ``shutdown()``.
+/// answer (one port set), and runs the calls it receives until they
+/// suspend or answer: a distributed function that computes for long
+/// without suspending delays the system's other calls meanwhile. The
+/// system runs until ``shutdown()``.
 ///
 /// **Thread safety:** any thread.
 public final class HarborActorSystem: DistributedActorSystem, Sendable {
@@ -103,16 +112,41 @@ public final class HarborActorSystem: DistributedActorSystem, Sendable {
     /// The most calls all callers together keep running in this system.
     public static let runningCallLimit = 1024
 
+    /// The most caller links (D08) one uid keeps in this system: each is
+    /// the send right to one calling system's reply port, kept until that
+    /// port dies. An introducing call past its uid's share, or past
+    /// ``callerLinkLimit``, is answered at once with
+    /// ``HarborActorSystemError/Code/busy`` and does not run; the caller's
+    /// later calls to the actor go with a send-once reply right each.
+    public static let callerLinksPerUid = 64
+    /// The most caller links all callers together keep in this system.
+    public static let callerLinkLimit = 1024
+    /// The most calls by number one link keeps waiting (its reply port's
+    /// queue limit, so every answer finds room); more go with a send-once
+    /// reply right each.
+    static let numberedCallsPerLink = 1024
+    /// The most remote actor ports a system remembers a route for; a port
+    /// past it is called with a send-once reply right each time.
+    static let routeLimit = 4096
+
     let state: HarborLock<SystemState>
     /// Every actor's port and every pending call's reply port.
     let ports: PortSet
     /// Where no-senders notifications, and the stop message, arrive (in `ports`).
     let notifications: ReceiveRight
+    /// The system's thread, as the executor the calls it receives run on.
+    let executor: SystemExecutor
     /// The calls each caller uid keeps running here (whoever asks pays).
     let runningCalls = UidShares(perUid: HarborActorSystem.runningCallsPerUid, total: HarborActorSystem.runningCallLimit)
 
     /// The calls `uid` keeps running in this system now (its share in use).
     package func runningCallCount(for uid: UInt32) -> Int { runningCalls.held(by: uid) }
+
+    /// The caller links each uid keeps in this system (D08).
+    let callerLinks = UidShares(perUid: HarborActorSystem.callerLinksPerUid, total: HarborActorSystem.callerLinkLimit)
+
+    /// The caller links `uid` keeps in this system now.
+    package func callerLinkCount(for uid: UInt32) -> Int { callerLinks.held(by: uid) }
 
     /// A system with its receiving thread.
     /// - Parameter bootstrap: the name server for ``serve(_:as:)`` and
@@ -129,8 +163,14 @@ public final class HarborActorSystem: DistributedActorSystem, Sendable {
         } catch {
             throw HarborActorSystemError(.systemShutDown, "no port set for the system: \(error)")
         }
-        notifications = ReceiveRight()
-        try? notifications.setQueueLimit(1024)
+        let port = ReceiveRight()
+        try? port.setQueueLimit(1024)
+        let waker = port.makeSendRight()
+        executor = SystemExecutor {
+            // A full queue holds messages that wake the thread anyway.
+            try? waker.send(Message(id: ActorWire.wake), timeout: .zero)
+        }
+        notifications = port
         do {
             try ports.insert(notifications)
             try SystemThread.spawn { [self] in run() }.detach()
@@ -269,15 +309,25 @@ public final class HarborActorSystem: DistributedActorSystem, Sendable {
     /// and it lets go of every actor it held. Later calls throw
     /// ``HarborActorSystemError/Code/systemShutDown``.
     public func shutdown() {
-        let (pending, hosted, names) = state.withLock { state -> ([PendingCall], [HostedActor], [CheckedInName]) in
-            guard !state.stopped else { return ([], [], []) }
+        let (pending, hosted, names, numbered, links) = state.withLock { state
+            -> ([PendingCall], [HostedActor], [CheckedInName], [NumberedCall], [ReplyLink]) in
+            guard !state.stopped else { return ([], [], [], [], []) }
             state.stopped = true
-            defer { state.pending = [:]; state.hosted = [:]; state.checkedIn = [:]; state.aliases = [:] }
-            return (Array(state.pending.values), Array(state.hosted.values), Array(state.checkedIn.values))
+            defer {
+                state.pending = [:]; state.hosted = [:]; state.checkedIn = [:]; state.aliases = [:]
+                state.numbered = [:]; state.links = [:]; state.linkPorts = [:]; state.routes = [:]
+                state.callers = [:]; state.callerPorts = [:]
+            }
+            return (Array(state.pending.values), Array(state.hosted.values), Array(state.checkedIn.values),
+                    Array(state.numbered.values), Array(state.links.values))
         }
         for call in pending {
             call.continuation.resume(throwing: HarborActorSystemError(.systemShutDown, "the system was shut down"))
         }
+        for call in numbered {
+            call.continuation.resume(throwing: HarborActorSystemError(.systemShutDown, "the system was shut down"))
+        }
+        for link in links { ports.remove(link.port.right) }
         for entry in hosted { ports.remove(entry.port.right) }
         for checked in names { ports.remove(checked.port.right) }
         try? notifications.makeSendRight().send(Message(id: ActorWire.stop), timeout: .zero)

@@ -1,4 +1,4 @@
-// HarborDistributed — answers a call through its send-once reply right.
+// HarborDistributed — answers a call through its reply right, or by number.
 import Distributed
 import HarborCoding
 import HarborPorts
@@ -17,20 +17,24 @@ public final class HarborResultHandler: DistributedTargetInvocationResultHandler
     /// Arguments and results are `Codable` (coded by `HarborCoding`).
     public typealias SerializationRequirement = any Codable
 
-    private let reply: HarborLock<ReplyRight?>
+    /// Where the answer goes, until it went.
+    private let route: HarborLock<CallRoute?>
     private let system: HarborActorSystem
     /// Gives the call's share of running calls back: once, as it answers
     /// (or when the handler goes unanswered).
     private let release: HarborLock<(@Sendable () -> Void)?>
 
-    init(reply: consuming ReplyRight, system: HarborActorSystem, release: (@Sendable () -> Void)? = nil) {
-        self.reply = HarborLock(Optional(reply))
+    init(route: consuming CallRoute, system: HarborActorSystem, release: (@Sendable () -> Void)? = nil) {
+        self.route = HarborLock(Optional(route))
         self.system = system
         self.release = HarborLock(release)
     }
 
     deinit {
         release.withLock { $0.take() }?()
+        // A send-once reply right dropped unanswered tells its caller by
+        // itself (a send-once notification); a call by number is told.
+        route.withLock { $0.take() }?.endUnanswered()
     }
 
     /// Answers with `value`; a value that cannot be encoded answers
@@ -98,21 +102,21 @@ public final class HarborResultHandler: DistributedTargetInvocationResultHandler
 
     /// Whether an answer went (or was attempted).
     var hasAnswered: Bool {
-        reply.withLock { right -> Bool in
-            switch right {
+        route.withLock { route -> Bool in
+            switch route {
             case .none: true
             case .some: false
             }
         }
     }
 
-    /// Sends `message` through the reply right, if it is still here. A
+    /// Sends `message` the call's way, if it was not answered yet. A
     /// caller that is gone is no one's failure: the answer is dropped.
     private func answer(_ message: consuming Message) {
-        guard let right = reply.withLock({ $0.take() }) else { return }
+        guard let route = route.withLock({ $0.take() }) else { return }
         // Given back before the answer goes, so a caller that calls again
         // as soon as it has the answer finds its share free.
         release.withLock { $0.take() }?()
-        try? right.send(message, timeout: .zero)
+        route.send(message)
     }
 }

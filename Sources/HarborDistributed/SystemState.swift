@@ -14,6 +14,20 @@ struct SystemState: Sendable {
     var aliases: [PortName: PortName] = [:]
     /// Calls waiting for an answer, by reply port.
     var pending: [PortName: PendingCall] = [:]
+    /// Calls by number waiting for an answer, by number (D08).
+    var numbered: [UInt64: NumberedCall] = [:]
+    /// The next call number (never reused in this system).
+    var nextNumber: UInt64 = 1
+    /// The caller's links, by serving process (D08).
+    var links: [Int32: ReplyLink] = [:]
+    /// The serving process of each link's reply port.
+    var linkPorts: [PortName: Int32] = [:]
+    /// What a first call taught about each remote actor's port (D08).
+    var routes: [PortName: RemoteActorRoute] = [:]
+    /// The serving side: the reply ports of the callers' links (D08).
+    var callers: [CallerKey: CallerLink] = [:]
+    /// The caller link each kept reply right's port belongs to.
+    var callerPorts: [PortName: CallerKey] = [:]
     /// Error types rethrown as themselves, by mangled name.
     var errorTypes: [String: ErrorRebuilder] = [:]
     /// The name server client, once needed.
