@@ -43,25 +43,29 @@ enum ActorsTarget {
     }()
 
     /// Each function's real call, as an input: caught at a port of ours by
-    /// a reference that resolves to it, then answered with a failure.
+    /// a reference that resolves to it, then answered with a failure. Each
+    /// call goes to a trap of its own: an answer teaches the system which
+    /// process serves a port, and its next call there would go by number
+    /// (D08), not as the plain first call the seeds are.
     private static func capture(_ system: HarborActorSystem) -> [[UInt8]] {
-        let trap = ReceiveRight()
-        guard let fake = try? ActorsFuzzedActor.resolve(id: HarborActorID(right: trap.makeSendRight()), using: system) else {
-            fail("actors: no reference to the trap")
-        }
-        let calls: [@Sendable () async throws -> Void] = [
-            { _ = try await fake.add(3) },
-            { _ = try await fake.echo("hello", [1, 2, 3]) },
-            { _ = try await fake.shape(ActorsFuzzShape(a: -3, b: ["x": 1.5], c: [1, nil, 3], d: true)) },
-            { _ = try await fake.meet(fake) },
-            { _ = try await fake.meet(nil) },
-            { _ = try await fake.refuse(7) },
-            { try await fake.nothing() },
+        let calls: [@Sendable (ActorsFuzzedActor) async throws -> Void] = [
+            { _ = try await $0.add(3) },
+            { _ = try await $0.echo("hello", [1, 2, 3]) },
+            { _ = try await $0.shape(ActorsFuzzShape(a: -3, b: ["x": 1.5], c: [1, nil, 3], d: true)) },
+            { _ = try await $0.meet($0) },
+            { _ = try await $0.meet(nil) },
+            { _ = try await $0.refuse(7) },
+            { try await $0.nothing() },
         ]
         var seeds: [[UInt8]] = []
         for call in calls {
-            Task { try? await call() }
+            let trap = ReceiveRight()
+            guard let fake = try? ActorsFuzzedActor.resolve(id: HarborActorID(right: trap.makeSendRight()), using: system) else {
+                fail("actors: no reference to the trap")
+            }
+            Task { try? await call(fake) }
             guard var caught = try? trap.receive(timeout: .seconds(10)) else { fail("actors: a seed call never came") }
+            guard caught.id == ActorWire.invocation else { fail("actors: a seed call came as id \(caught.id), not a first call") }
             let rights = caught.carriedRights.count
             seeds.append([UInt8(min(rights, 3))] + caught.body)
             try? caught.reply(ActorWire.failure(HarborActorSystemError(.deadActor, "a seed")))
@@ -154,8 +158,12 @@ enum ActorsTarget {
 
     /// The actor still answers a good call.
     private static func probe(_ setup: Setup) {
-        // The seed of `nothing()`, the last function's call.
-        guard setup.seeds.count > 6, case let seed = setup.seeds[6], seed.first == 0 else { return }
+        // The seed of `nothing()`, the last function's call: a plain first
+        // call carrying no right (a probe that did not run would let the
+        // system still be busy with the input when the next one starts).
+        guard setup.seeds.count > 6, case let seed = setup.seeds[6], seed.first == 0 else {
+            fail("actors: the probe's seed is not a plain call of nothing()")
+        }
         let reply = ReceiveRight()
         var message = Message(id: ActorWire.invocation, body: Array(seed.dropFirst()))
         message.setReplyRight(reply.makeSendOnceRight())
