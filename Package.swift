@@ -168,7 +168,7 @@ let package = Package(
         // Layer 5: the bootstrap name server's protocol, client and server logic (P10).
         .target(
             name: "HarborBootstrap",
-            dependencies: ["HarborTransport", "HarborPorts", "HarborRunLoop", "HarborSystem",
+            dependencies: ["HarborTransport", "HarborPorts", "HarborRunLoop", "HarborSystem", "HarborCapture",
                            .product(name: "CoreMetrics", package: "swift-metrics")],
             swiftSettings: strict
         ),
@@ -190,7 +190,7 @@ let package = Package(
         .executableTarget(
             name: "harbor",
             dependencies: [
-                "HarborBootstrap", "HarborPorts", "HarborXPC",
+                "HarborBootstrap", "HarborPorts", "HarborXPC", "HarborCapture",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

@@ -2,8 +2,9 @@
 // replies as a client decodes them, and a fake server's welcome.
 //
 // Per input, a fresh `BootstrapServer` with a policy the input declares
-// runs on a worker loop; the input's steps are requests of any id, body,
-// rights and reply right sent to its bootstrap port (raw, as a hostile
+// runs on a worker loop; the input's steps are requests of any id (the
+// introspection and monitor ones too), body, rights and reply right sent
+// to its bootstrap port (raw, as a hostile
 // client sends them, or through `BootstrapClient`), listings a hostile
 // server might send, and welcome packets. Every request with a reply right
 // must be answered; every descriptor must be closed at the end.
@@ -149,12 +150,17 @@ private final class Session {
 
     /// A request as a hostile client writes it: any id, body and rights.
     private func rawRequest(_ reader: inout FuzzReader) {
+        // The requests, the introspection ones (ports, introspect, sessions,
+        // print, list all, monitor, tap) among them.
         let ids: [Int32] = [0x4842_0001, 0x4842_0002, 0x4842_0003, 0x4842_0004, 0x4842_0005, 0x4842_0006,
-                            0x4842_0007, 0x4842_0101, 0x5049_4E47, 0]
+                            0x4842_0007, 0x4842_0008, 0x4842_0009, 0x4842_000A, 0x4842_000B, 0x4842_000C,
+                            0x4842_000D, 0x4842_000E, 0x4842_0101, 0x5049_4E47, 0]
         var id = ids[reader.choice(ids.count + 1) % ids.count]
         if id == 0 { id = Int32(bitPattern: reader.u32()) }
         var message = Message(id: id, body: Array(name(&reader).utf8))
         let flags = reader.byte()
+        // A monitor request's body prefix (or a stray line in any other).
+        if flags & 0x20 != 0 { message.body += Array("\n\(reader.byte())".utf8) }
         if flags & 1 != 0 { message.attach(ReceiveRight().makeSendRight()) }
         if flags & 2 != 0 { message.attach(ReceiveRight()) }
         if flags & 4 != 0 { message.attach(ReceiveRight().makeSendOnceRight()) }

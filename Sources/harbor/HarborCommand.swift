@@ -9,7 +9,7 @@ struct HarborCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "harbor",
         abstract: "Look up, list, message, ping and watch Harbor services by name; introspect and call their methods; "
-            + "look into a process's ports (ports) and a name's record (print).",
+            + "look into a process's ports (ports), a name's record (print) and its traffic (monitor, capture).",
         discussion: """
             Talks to the bootstrap name server (harbord) at $HARBOR_BOOTSTRAP, else \
             /run/harbor/bootstrap.sock (root) or $XDG_RUNTIME_DIR/harbor/bootstrap.sock.
@@ -25,7 +25,7 @@ struct HarborCommand: ParsableCommand {
             """,
         version: HarborVersion.string,
         subcommands: [LookUp.self, List.self, Send.self, Ping.self, Watch.self, Hold.self, Introspect.self, Call.self,
-                      Ports.self, Print.self])
+                      Ports.self, Print.self, Monitor.self, Capture.self])
 
     /// Parses and runs, printing a failure as one line on stderr with its exit code.
     static func main() {

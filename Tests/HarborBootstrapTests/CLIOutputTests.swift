@@ -9,7 +9,8 @@ import Testing
 extension BootstrapTests {
     @Suite struct CLIOutputTests {
         /// Every subcommand, each with a schema file in Docs/schemas.
-        static let commands = ["lookup", "list", "send", "ping", "watch", "hold", "introspect", "call", "ports", "print"]
+        static let commands = ["lookup", "list", "send", "ping", "watch", "hold", "introspect", "call", "ports", "print",
+                               "monitor", "capture"]
 
         /// A finished run's stdout, every line checked against `command`'s
         /// schema and printable ASCII (JSON escaping, not raw controls); the
@@ -122,7 +123,8 @@ extension BootstrapTests {
             let nowhere = ["--socket", "/nonexistent/harbor-o02/bootstrap.sock", "--timeout", "2"]
             let unreachable: [[String]] = [["lookup", "x"], ["list"], ["send", "x", "hi"], ["ping", "x"], ["watch", "x"],
                                            ["hold", "x"], ["introspect", "x"], ["call", "x", "m"], ["ports", "1"],
-                                           ["print", "x"], ["ports", "--all"]]
+                                           ["print", "x"], ["ports", "--all"], ["monitor", "x"],
+                                           ["capture", "x", "-w", "/dev/null"]]
             for arguments in unreachable {
                 let child = Child([builtExecutable("harbor")] + arguments + nowhere, environment: baseEnvironment())
                 #expect(child.exitCode() == 3, "harbor \(arguments): \(child.stderrSoFar)")

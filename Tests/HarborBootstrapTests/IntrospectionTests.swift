@@ -29,16 +29,8 @@ extension BootstrapTests {
             _ = child.waitForExit()
         }
 
-        /// `harbor ARGUMENTS --json`'s lines, each checked against `command`'s schema.
         private func jsonLines(_ child: Child, _ command: String) throws -> [[String: Any]] {
-            let schema = try JSONSchemaCheck(command: command)
-            let output = child.allStdout()
-            var objects: [[String: Any]] = []
-            for line in output.split(separator: "\n") {
-                #expect(schema.problems(line: line).isEmpty, "\(command): \(schema.problems(line: line)) in \(line)")
-                if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] { objects.append(object) }
-            }
-            return objects
+            try JSONSchemaCheck.objects(printedBy: child, command: command)
         }
 
         /// O07: the same uid sees a process's ports, as the process itself

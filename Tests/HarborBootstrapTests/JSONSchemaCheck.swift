@@ -1,5 +1,7 @@
 // Harbor — test support: the part of JSON Schema the CLI's schemas use (Docs/schemas), checked by hand.
 import Foundation
+import HarborTestSupport
+import Testing
 
 /// Checks a JSON value against a schema file of `Docs/schemas`: `type`
 /// (one or a list), `enum`, `required`, `properties`,
@@ -32,6 +34,20 @@ struct JSONSchemaCheck {
             return ["not JSON: \(line)"]
         }
         return Self.problems(value, schema, at: "$")
+    }
+
+    /// A `harbor … --json` run's stdout to its end, each line checked
+    /// against `command`'s schema (an issue recorded for each problem);
+    /// the lines that parse as objects.
+    static func objects(printedBy child: Child, command: String) throws -> [[String: Any]] {
+        let schema = try JSONSchemaCheck(command: command)
+        var objects: [[String: Any]] = []
+        for line in child.allStdout().split(separator: "\n") {
+            let problems = schema.problems(line: line)
+            #expect(problems.isEmpty, "\(command): \(problems) in \(line)")
+            if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] { objects.append(object) }
+        }
+        return objects
     }
 
     private static let known: Set = ["$schema", "title", "description", "type", "enum", "required", "properties",

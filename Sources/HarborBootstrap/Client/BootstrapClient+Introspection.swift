@@ -1,4 +1,5 @@
-// Harbor — asking the name server to look inside: a process's ports, a name's record, every uid's names.
+// Harbor — asking the name server to look inside: a process's ports, a name's record, every uid's names,
+// a name's traffic.
 import Glibc  // types only: pid_t
 import HarborPorts
 
@@ -60,5 +61,38 @@ extension BootstrapClient {
             guard page.more, let last = page.entries.last else { return entries }
             cursor = BootstrapListing.key(last)
         }
+    }
+
+    /// Has the process holding `name` tap its port and send the records to
+    /// `monitor` (`harbor monitor`, `harbor capture`): batches of records
+    /// (`PortMonitor.recordsID`), then the closing summary
+    /// (`PortMonitor.summaryID`) when the name's port dies. The holder
+    /// forwards until `monitor`'s port dies, and copies at most
+    /// `bodyPrefix` bytes (at most 4096) of each body.
+    ///
+    /// The name server checks that the caller is root or the holder's uid
+    /// (as the kernel reported it) and passes the question on; the holder
+    /// answers itself. Root may name another uid's name (`uid`).
+    /// - Returns: the holder's pid (the kernel's word for who answered) and
+    ///   the tapped port's number there.
+    /// - Throws: ``BootstrapError/Code/notFound`` (no such name, or not held
+    ///   by a running process whose receive right is there),
+    ///   ``BootstrapError/Code/notPermitted`` (another uid's, or the holder
+    ///   turned introspection off), ``BootstrapError/Code/busy`` (the holder
+    ///   forwards to as many monitors as it allows), ``BootstrapError/Code/timedOut``
+    ///   (the holder did not answer: stopped, or busy).
+    package func monitor(_ name: String, uid: uid_t? = nil, bodyPrefix: Int,
+                         sendingTo monitor: SendRight) throws(BootstrapError) -> (pid: pid_t, port: UInt64) {
+        let record = try report(name, uid: uid)
+        guard let pid = record.pid else {
+            throw BootstrapError(.notFound, "\(name) is not held by a running process (\(record.state.rawValue))")
+        }
+        let spec = uid.map { "\(name)\t\($0)" } ?? name
+        let reply = try request(BootstrapRequest.monitor, body: Array("\(spec)\n\(max(0, bodyPrefix))".utf8),
+                                carrying: [monitor], answeredBy: pid)
+        guard reply.trailer.sender.pid == pid, let port = UInt64(reply.text) else {
+            throw BootstrapError(.badReply, "the answer came from pid \(reply.trailer.sender.pid), not \(pid), or names no port")
+        }
+        return (pid, port)
     }
 }

@@ -15,7 +15,8 @@ import HarborSystem
 /// restart on the same socket, under systemd socket activation), it connects
 /// again and checks every name in again, by itself; and when one of the
 /// process's ports dies it tells the server at once. It also answers the
-/// `harbor ports` questions the server forwards (`PortIntrospection`).
+/// `harbor ports` and `harbor monitor` questions the server forwards
+/// (`PortIntrospection`).
 ///
 /// It lasts while the process holds a live name or its `BootstrapClient`
 /// lives: dropping the client keeps names checked in; the session ends
@@ -31,7 +32,7 @@ final class BootstrapSession: Sendable {
     /// The right the server gets (in check-in and register requests).
     let right: SendRight
     let link: BootstrapLink
-    private let table = HarborLock(Table())
+    let table = HarborLock(Table())
     private let replies = HarborLock(BootstrapReplies())
     private let thread = HarborLock<SystemThread?>(nil)
 
@@ -159,6 +160,7 @@ final class BootstrapSession: Sendable {
                 continue
             }
             if message.id == BootstrapRequest.introspect { answerIntrospection(&message) }
+            if message.id == BootstrapRequest.tap { answerTap(&message) }
             if let notification = message.notification {
                 if case .deadName(let name) = notification {
                     if name == watched.right.name {

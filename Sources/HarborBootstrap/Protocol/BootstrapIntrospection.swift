@@ -22,6 +22,22 @@ extension BootstrapRequest {
     package static let print: Int32 = 0x4842_000B
     /// As ``list``, over every uid's namespace: root only.
     package static let listAll: Int32 = 0x4842_000C
+    /// `harbor monitor` / `harbor capture`. Body: a name, or `NAME TAB UID`
+    /// (root, another uid's name); one carried send right: the monitor's
+    /// port, where the records go. The server checks that the name is held
+    /// by a process with a session and that the asker is root or the
+    /// holder's uid (as the kernel reported it), then forwards ``tap`` to
+    /// that session with the monitor's right and the asker's reply right;
+    /// the holder answers the asker itself. The server refuses (not found,
+    /// not permitted) itself.
+    package static let monitor: Int32 = 0x4842_000D
+    /// Server to session: body `NAME TAB BODY-PREFIX`, the name as the
+    /// process holds it; one carried send right (the monitor's port); reply
+    /// right the asker's. The holder taps the name's port and forwards its
+    /// records there (`PortMonitor`) until the monitor's port dies or the
+    /// name's port does, and answers id 0 (body: the port's number) or a
+    /// refusal. Believed only from the server.
+    package static let tap: Int32 = 0x4842_000E
 }
 
 /// A process's ports as its session answers `harbor ports`: a header line

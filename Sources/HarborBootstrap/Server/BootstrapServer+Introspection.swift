@@ -1,5 +1,5 @@
-// Harbor — the name server's introspection: `harbor ports` forwarded to a process's session, `harbor print`,
-// `harbor list --all` (Docs/harbord.md, "Looking inside").
+// Harbor — the name server's introspection: `harbor ports` and `harbor monitor` forwarded to a process's
+// session, `harbor print`, `harbor list --all` (Docs/harbord.md, "Looking inside").
 import Glibc  // types only: pid_t, uid_t
 import HarborPorts
 import HarborSystem
@@ -12,6 +12,7 @@ extension BootstrapServer {
         case BootstrapRequest.sessions: listSessions(&message, for: sender)
         case BootstrapRequest.print: printName(&message, for: sender)
         case BootstrapRequest.listAll: listAll(&message, for: sender)
+        case BootstrapRequest.monitor: forwardMonitor(&message, from: sender)
         default: return false
         }
         return true
@@ -80,19 +81,9 @@ extension BootstrapServer {
     /// `harbor print NAME`: a name the asker can see (its own, a shared one;
     /// root: any uid's, named as `NAME TAB UID`).
     private func printName(_ request: inout Message, for sender: ProcessIdentity) {
-        let entry: NameEntry?
-        if let name = BootstrapName.decode(request.body) {
-            entry = visibleEntry(name, for: sender.uid)
-        } else if let key = BootstrapListing.Key(cursor: request.body) {
-            let visible = sender.uid == 0 || key.scope == .shared || key.scope == .user(sender.uid)
-            let found = visible ? entries[NameKey(scope: key.scope, name: key.name)] : nil
-            entry = found.flatMap { isAlive($0) ? $0 : nil }
-        } else {
-            refuse(&request, BootstrapError(.invalidName, "the request does not name a valid service"))
-            return
-        }
-        guard let entry else {
-            refuse(&request, BootstrapError(.notFound, "no such service for uid \(sender.uid)"))
+        let entry: NameEntry
+        do { entry = try namedEntry(request.body, for: sender) } catch {
+            refuse(&request, error)
             return
         }
         var report = NameReport(name: entry.key.name, scope: entry.key.scope, state: entry.state, origin: {
@@ -112,6 +103,75 @@ extension BootstrapServer {
             report.waitingByUID = waiting.pendingByUser.filter { $0.value > 0 }
         }
         send(Message(id: 0, text: report.encoded), replyingTo: &request)
+    }
+
+    /// The live entry a `print` or `monitor` request names: a name the
+    /// asker can see (its own, a shared one), or `NAME TAB SCOPE` (root:
+    /// any uid's).
+    private func namedEntry(_ body: [UInt8], for sender: ProcessIdentity) throws(BootstrapError) -> NameEntry {
+        let entry: NameEntry?
+        if let name = BootstrapName.decode(body) {
+            entry = visibleEntry(name, for: sender.uid)
+        } else if let key = BootstrapListing.Key(cursor: body) {
+            let visible = sender.uid == 0 || key.scope == .shared || key.scope == .user(sender.uid)
+            let found = visible ? entries[NameKey(scope: key.scope, name: key.name)] : nil
+            entry = found.flatMap { isAlive($0) ? $0 : nil }
+        } else {
+            throw BootstrapError(.invalidName, "the request does not name a valid service")
+        }
+        guard let entry else { throw BootstrapError(.notFound, "no such service for uid \(sender.uid)") }
+        return entry
+    }
+
+    // MARK: harbor monitor
+
+    /// `harbor monitor NAME` and `harbor capture NAME`: allowed to root and
+    /// to the uid the kernel reported for the session of the process holding
+    /// the name. The question goes to that session with the monitor's send
+    /// right and the asker's reply right, and the holder answers the asker
+    /// itself; forwarded and forgotten, as `ports` is. A question the
+    /// session's queue has no room for is refused `busy`.
+    private func forwardMonitor(_ request: inout Message, from sender: ProcessIdentity) {
+        let text = String(decoding: request.body, as: UTF8.self)
+        let parts = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, let prefix = Int(parts[1]), prefix >= 0,
+              request.carriedRights == [.send], let monitor = try? request.takeSendRight(at: 0) else {
+            refuse(&request, BootstrapError(.badRequest, "a monitor request is NAME newline BODY-PREFIX, with one send right"))
+            return
+        }
+        // As a reply right (P11): the records go back to the asker's own
+        // process, never to another's port in the holder's name.
+        guard monitor.receivingProcess?.pid == sender.pid else {
+            refuse(&request, BootstrapError(.badRequest, "the monitor's port must be in the asking process"))
+            return
+        }
+        let entry: NameEntry
+        do { entry = try namedEntry(Array(parts[0].utf8), for: sender) } catch {
+            refuse(&request, error)
+            return
+        }
+        guard let sessionName = entry.session, let session = sessions[sessionName], !session.right.isDead else {
+            refuse(&request, BootstrapError(.notFound, "\(entry.key.name) is not held by a running process"))
+            return
+        }
+        guard sender.uid == 0 || sender.uid == session.uid else {
+            refuse(&request, BootstrapError(.notPermitted, "\(entry.key.name) is held by uid \(session.uid); "
+                                            + "only that uid and root may monitor it"))
+            return
+        }
+        guard let reply = request.takeReplyRight() else { return }
+        var question = Message(id: BootstrapRequest.tap, text: "\(entry.key.name)\t\(prefix)")
+        question.attach(monitor)
+        switch consume reply {
+        case .send(let right): question.setReplyRight(right)
+        case .sendOnce(let right): question.setReplyRight(right)
+        }
+        do throws(PortError) { try session.right.send(question, timeout: .zero) } catch {
+            log(.debug, "could not ask pid \(session.pid) to tap \(entry.key.name): \(error.detail)")
+            guard var undelivered = error.takeUndeliveredMessage() else { return }
+            let refusal = BootstrapError(.busy, "pid \(session.pid) cannot take the question now: \(error.detail)")
+            try? undelivered.reply(Message(id: refusal.code.rawValue, text: refusal.detail), timeout: .zero)
+        }
     }
 
     // MARK: harbor list --all

@@ -25,9 +25,10 @@ final class ServerMetrics {
     let enabled: Bool
 
     /// The request kinds, by their index (``kind(of:)``): the ids
-    /// `BootstrapRequest.lookUp` (0x48420001) to `listAll` (0x4842000C) in order.
+    /// `BootstrapRequest.lookUp` (0x48420001) to `tap` (0x4842000E) in order.
     static let requestLabels = ["unknown", "look_up", "check_in", "register", "unregister", "list", "gone",
-                                "register_replies", "ports", "introspect", "sessions", "print", "list_all"]
+                                "register_replies", "ports", "introspect", "sessions", "print", "list_all",
+                                "monitor", "tap"]
 
     private var requests: [Counter] = []
     private var durations: [Timer] = []

@@ -4,6 +4,20 @@ import DequeModule
 import HarborSystem
 
 extension PortCore {
+    /// A tap on this port (``ReceiveRight/tap(bodyPrefix:capacity:)``, whose
+    /// documentation says what the arguments may be).
+    package func tap(bodyPrefix: Int, capacity: Int) throws(PortError) -> PortTap {
+        guard (0...PortTap.maximumBodyPrefix).contains(bodyPrefix) else {
+            throw PortError(.invalidArgument, "body prefix \(bodyPrefix) is outside 0...\(PortTap.maximumBodyPrefix)")
+        }
+        guard (1...PortTap.maximumCapacity).contains(capacity) else {
+            throw PortError(.invalidArgument, "tap capacity \(capacity) is outside 1...\(PortTap.maximumCapacity)")
+        }
+        let buffer = PortTapBuffer(port: name, prefix: bodyPrefix, capacity: capacity)
+        addTap(buffer)
+        return PortTap(port: self, buffer: buffer)
+    }
+
     /// Arms `buffer`: every admission from now on records into it. A dead
     /// port ends it at once.
     package func addTap(_ buffer: PortTapBuffer) {

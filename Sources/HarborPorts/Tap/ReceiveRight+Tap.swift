@@ -19,14 +19,6 @@ extension ReceiveRight {
     /// armed, each admission copies the counts, sizes, sender and prefix
     /// into the tap's buffer under the tap's own lock, and never waits.
     public func tap(bodyPrefix: Int = 64, capacity: Int = 4096) throws(PortError) -> PortTap {
-        guard (0...PortTap.maximumBodyPrefix).contains(bodyPrefix) else {
-            throw PortError(.invalidArgument, "body prefix \(bodyPrefix) is outside 0...\(PortTap.maximumBodyPrefix)")
-        }
-        guard (1...PortTap.maximumCapacity).contains(capacity) else {
-            throw PortError(.invalidArgument, "tap capacity \(capacity) is outside 1...\(PortTap.maximumCapacity)")
-        }
-        let buffer = PortTapBuffer(port: core.name, prefix: bodyPrefix, capacity: capacity)
-        core.addTap(buffer)
-        return PortTap(port: core, buffer: buffer)
+        try core.tap(bodyPrefix: bodyPrefix, capacity: capacity)
     }
 }
