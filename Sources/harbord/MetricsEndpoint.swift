@@ -166,6 +166,7 @@ final class MetricsEndpoint: @unchecked Sendable {
         } else {
             refreshGauges(server: server, loop: loop)
             registry.emit(into: &body)
+            body = MetricHelp.annotated(body)
             type = "text/plain; version=0.0.4; charset=utf-8"
         }
         let header = "HTTP/1.0 \(status)\r\nContent-Type: \(type)\r\nContent-Length: \(body.count)\r\n"

@@ -12,7 +12,8 @@ extension BootstrapTests {
         /// them by request and reason, times them, and shows each tracked
         /// uid's use; a uid that goes loses its series; other paths get 404;
         /// a client that connects and sends nothing holds neither harbord's
-        /// loop nor the next scrape for longer than its deadline.
+        /// loop nor the next scrape for longer than its deadline; every series
+        /// has a `# HELP` line before its `# TYPE` line.
         @Test func O06_harbordServesPrometheusMetricsOnItsSocket() throws {
             try expectNoDescriptorLeak { () throws in try servesMetrics() }
         }
@@ -60,6 +61,15 @@ extension BootstrapTests {
             #expect((values["harbor_bootstrap_uid_usage{resource=\"descriptors\",uid=\"\(uid)\"}"] ?? 0) > 0)
             #expect(values["harbor_bootstrap_uid_limit{resource=\"names\"}"] == 1)
             #expect((values["harbor_bootstrap_connections_total"] ?? 0) >= 1)
+            // Every series says what it is: a `# HELP` line before its `# TYPE` line.
+            let lines = first.body.split(separator: "\n").map(String.init)
+            let typed = lines.indices.filter { lines[$0].hasPrefix("# TYPE ") }
+            #expect(typed.count >= 10, "\(first.body)")
+            for index in typed {
+                let name = lines[index].split(separator: " ")[2]
+                #expect(index > 0 && lines[index - 1].hasPrefix("# HELP \(name) ") && lines[index - 1].count > "# HELP \(name) ".count + 10,
+                        "no help for \(name)")
+            }
 
             // Another uid's series come with it and go with it.
             if runsAsRoot {
