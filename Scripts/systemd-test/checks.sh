@@ -47,6 +47,15 @@ status_has() { [[ $(prop harbord.service StatusText) == *"$1"* ]]; }
 listed_reloaded() { E timeout 10 harbor list 2>/dev/null | grep -qE "^org\.harbor\.sdtest\.reloaded +shared "; }
 journal_says() { E journalctl -q --no-pager -o cat -u harbord.service 2>/dev/null | grep -qF -- "$1"; }
 manager_says() { manager_log | grep -qE -- "$1"; }
+# name_fields NAME: harbord's journal entries about NAME, with every field.
+name_fields() { E journalctl -q --no-pager -o verbose -u harbord.service HARBOR_NAME="$1" 2>/dev/null; }
+# name_logged NAME: its check-in entry carries the name's scope, uid and pid as journal fields.
+name_logged() {
+    local out
+    out=$(name_fields "$1")
+    [[ $out == *"MESSAGE=checked in $1 "* && $out == *"HARBOR_SCOPE=user:0"* && $out == *"HARBOR_UID=0"* &&
+        $out =~ HARBOR_PID=[1-9] ]]
+}
 notification() { echo "^harbord\.service: Got notification message from PID $1 \(.*$2"; }
 
 run_checks() {
@@ -135,6 +144,12 @@ run_checks() {
         ok "harbor ping $watch_name answered by harbor watch through harbord"
     else
         bad "harbor ping $watch_name: $out"
+    fi
+    # --- every line about a name carries it as journal fields (O11) ---
+    if wait_until 10 name_logged "$watch_name"; then
+        ok "journalctl HARBOR_NAME=$watch_name finds its check-in, with HARBOR_SCOPE, HARBOR_UID and HARBOR_PID"
+    else
+        bad "no journal fields for $watch_name: $(name_fields "$watch_name" | grep -E 'MESSAGE=|HARBOR_' | head -8 | tr '\n' '|')"
     fi
     if [[ $status1 == "serving 0 names"* && -n $status2 ]] && wait_until 10 status_has "serving 0 names"; then
         status3=$(prop harbord.service StatusText)

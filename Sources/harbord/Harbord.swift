@@ -210,8 +210,10 @@ struct Harbord: ParsableCommand {
         }
         let server: BootstrapServer
         do {
-            server = try BootstrapServer(endpoint: endpoint, policy: policy, quotas: quotas, unitStarter: unitStarter) { level, text in
-                logger.log(level: Logger.Level(level), "\(text)")
+            server = try BootstrapServer(endpoint: endpoint, policy: policy, quotas: quotas, unitStarter: unitStarter) {
+                level, text, fields in
+                let metadata = fields.isEmpty ? nil : Logger.Metadata(fields.map { ($0.0, .string($0.1)) }) { $1 }
+                logger.log(level: Logger.Level(level), "\(text)", metadata: metadata)
             }
         } catch {
             logger.error("\(error.detail)")

@@ -1,12 +1,18 @@
 // Harbor — harbord's log lines: one per event on stderr, with journald's priority prefix or a time stamp.
 import Glibc
+import HarborSystemd
 import Logging
 
 /// A swift-log handler writing one line per event to stderr.
 ///
-/// Under the journal each line starts with `<N>` (the syslog priority, which
-/// journald strips and records as the entry's priority); on a terminal with
-/// a UTC time stamp and the level in words. Metadata follows the message as
+/// Under the journal each event is an entry of its own sent to journald
+/// (`Journal.send`): the message, its priority, `SYSLOG_IDENTIFIER` the
+/// label, and each metadata key as a field `HARBOR_KEY` (`HARBOR_NAME`,
+/// `HARBOR_SCOPE`, `HARBOR_UID`, `HARBOR_PID` on every line about a name),
+/// so `journalctl HARBOR_NAME=com.example.echo` finds a name's lines; if
+/// journald does not take it, a line on stderr starting with `<N>` (the
+/// syslog priority) instead. On a terminal: a line with a UTC time stamp
+/// and the level in words, the metadata following the message as
 /// `key=value`. Each line is one `write(2)`, so lines from different
 /// threads never interleave.
 struct LineLogHandler: LogHandler {
@@ -33,7 +39,15 @@ struct LineLogHandler: LogHandler {
     func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { $1 } }
-        let fields = merged.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
+        let sorted = merged.sorted { $0.key < $1.key }
+        if style == .journal {
+            let fields = sorted.map { ("HARBOR_" + $0.key.uppercased(), "\($0.value)") }
+            if Journal.send(message: "\(event.message)", priority: Self.priority(event.level), identifier: label,
+                            fields: fields) {
+                return
+            }
+        }
+        let fields = sorted.map { " \($0.key)=\($0.value)" }.joined()
         let text = "\(event.message)\(fields)".replacingOccurrences(of: "\n", with: " ")
         let line: String
         switch style {

@@ -53,12 +53,18 @@ final class InProcessServer {
     let worker = LoopWorker(name: "test.harbord")
     let server: BootstrapServer
     let log = EventLog()
+    /// Each line that came with fields: the line, a tab, then `key=value`
+    /// pairs in the order given, separated by spaces.
+    let fieldLog = EventLog()
 
     init(policy: BootstrapPolicy = BootstrapPolicy(), quotas: BootstrapQuotas = BootstrapQuotas(),
          unitStarter: String? = nil) throws {
-        let log = self.log
+        let (log, fieldLog) = (self.log, self.fieldLog)
         server = try BootstrapServer(endpoint: .path(directory.path + "/bootstrap.sock"), policy: policy,
-                                     quotas: quotas, unitStarter: unitStarter) { _, line in log.append(line) }
+                                     quotas: quotas, unitStarter: unitStarter) { _, line, fields in
+            log.append(line)
+            if !fields.isEmpty { fieldLog.append(line + "\t" + fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")) }
+        }
         let server = self.server
         let loop = worker.loop
         try worker.performAndWait { try? server.start(on: loop) }

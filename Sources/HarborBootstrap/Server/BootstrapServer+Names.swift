@@ -107,16 +107,18 @@ extension BootstrapServer {
         entry.session = nil
         releaseRight(of: entry)
         let who = entry.pid.map { "pid \($0)" } ?? "its holder"
+        var fields = Self.fields(entry.key)
+        if let pid = entry.pid { fields += [("uid", String(entry.owner)), ("pid", String(pid))] }
         switch entry.origin {
         case .declared:
             entry.waiting = WaitingPort()
             entry.pid = nil
             entry.unitRequested = false
-            logEvent(.notice, "\(entry.key.name) (\(entry.key.scope)): \(who) is gone; the name waits for the next check-in")
+            logEvent(.notice, "\(entry.key.name) (\(entry.key.scope)): \(who) is gone; the name waits for the next check-in", fields)
         case .checkedIn, .registered:
             entries[entry.key] = nil
             charge(entry.owner) { $0.names -= 1 }
-            logEvent(.info, "\(entry.key.name) (\(entry.key.scope)): \(who) is gone; name removed")
+            logEvent(.info, "\(entry.key.name) (\(entry.key.scope)): \(who) is gone; name removed", fields)
         }
     }
 
@@ -190,7 +192,8 @@ extension BootstrapServer {
             }
             if let refusal {
                 logEvent(.notice, "refused a message for \(key.name) from pid \(message.trailer.sender.pid) (uid \(uid)): "
-                         + refusal.detail + (message.hasReplyRight ? "" : "; it had no reply right and is dropped"))
+                         + refusal.detail + (message.hasReplyRight ? "" : "; it had no reply right and is dropped"),
+                         Self.fields(key, message.trailer.sender))
                 if message.hasReplyRight { refuse(&message, refusal) }
                 continue
             }
@@ -249,12 +252,13 @@ extension BootstrapServer {
 
     func activate(_ unit: String, for name: String) {
         guard let loop else { return }
-        let log = self.log
+        let logLine = self.logLine
+        let fields = [("name", name), ("unit", unit)]
         let started = starter.start(unit, loop: loop, mode: mode) { succeeded, outcome in
-            log(succeeded ? .info : .warning, "activating \(unit) for \(name): \(outcome)")
+            logLine(succeeded ? .info : .warning, "activating \(unit) for \(name): \(outcome)", fields)
         }
         if !started {
-            log(.notice, "\(name) is not checked in; its unit \(unit) was not started (no systemd here)")
+            log(.notice, "\(name) is not checked in; its unit \(unit) was not started (no systemd here)", fields)
         }
     }
 }

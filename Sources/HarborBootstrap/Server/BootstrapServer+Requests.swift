@@ -78,7 +78,8 @@ extension BootstrapServer {
     private func lookUp(_ name: String, _ request: inout Message, from sender: ProcessIdentity) {
         guard let entry = entries[NameKey(scope: .user(sender.uid), name: name)]
                 ?? entries[NameKey(scope: .shared, name: name)] else {
-            log(.debug, "look-up of unknown \(name) by uid \(sender.uid) (pid \(sender.pid))")
+            log(.debug, "look-up of unknown \(name) by uid \(sender.uid) (pid \(sender.pid))",
+                [("name", name), ("uid", String(sender.uid)), ("pid", String(sender.pid))])
             refuse(&request, BootstrapError(.notFound, "no service named \(name) for uid \(sender.uid)"))
             return
         }
@@ -157,7 +158,7 @@ extension BootstrapServer {
         entry.unitRequested = true
         send(answer, replyingTo: &request)
         logEvent(.info, "checked in \(name) (\(entry.key.scope), pid \(sender.pid)"
-            + (waited > 0 ? ", \(waited) message\(waited == 1 ? "" : "s") waiting)" : ")"))
+            + (waited > 0 ? ", \(waited) message\(waited == 1 ? "" : "s") waiting)" : ")"), Self.fields(entry.key, sender))
     }
 
     private func register(_ name: String, _ request: inout Message, from sender: ProcessIdentity) {
@@ -185,7 +186,7 @@ extension BootstrapServer {
         charge(sender.uid) { $0.names += 1 }
         hold(entry, in: session, pid: sender.pid, right: published)
         send(Message(id: 0, text: BootstrapListing.key(entry.listing).cursor), replyingTo: &request)
-        logEvent(.info, "registered \(name) (\(key.scope), pid \(sender.pid))")
+        logEvent(.info, "registered \(name) (\(key.scope), pid \(sender.pid))", Self.fields(key, sender))
     }
 
     private func unregister(_ name: String, _ request: inout Message, from sender: ProcessIdentity) {
@@ -200,7 +201,7 @@ extension BootstrapServer {
         }
         remove(entry)
         send(Message(id: 0), replyingTo: &request)
-        logEvent(.info, "unregistered \(name) (\(key.scope), pid \(sender.pid))")
+        logEvent(.info, "unregistered \(name) (\(key.scope), pid \(sender.pid))", Self.fields(key, sender))
     }
 
     /// A session says a name's port is gone. Believed only for a name that

@@ -63,7 +63,8 @@ public final class BootstrapServer: @unchecked Sendable {
     /// Called on the loop's thread after each batch of requests with the new counts.
     public var onChange: (@Sendable (Summary) -> Void)?
 
-    let log: @Sendable (LogLevel, String) -> Void
+    /// Where the log lines go (``init(endpoint:policy:quotas:unitStarter:log:)``'s `log`).
+    let logLine: @Sendable (LogLevel, String, [(String, String)]) -> Void
     /// How look-ups start units: chosen by ``start(on:mode:)``.
     var starter = UnitStarter(mechanism: .none)
     let unitStarterOverride: String?
@@ -111,13 +112,17 @@ public final class BootstrapServer: @unchecked Sendable {
     ///   - unitStarter: the program run as `PROGRAM start --no-block UNIT` to
     ///     activate a declared name's unit; nil: request files or `systemctl`,
     ///     as `UnitStarter` chooses when the server starts.
-    ///   - log: receives one line per event, from the loop's thread.
+    ///   - log: receives one line per event, from the loop's thread, with
+    ///     its fields: a line about a name has `name`, `scope` (`user:UID`
+    ///     or `shared`) and, where a process caused it, `uid` and `pid` (the
+    ///     kernel's word). `harbord` writes them as journal fields.
     /// - Throws: ``BootstrapError/Code/unreachable`` if it cannot listen.
     public init(
         endpoint: Endpoint, policy: BootstrapPolicy = BootstrapPolicy(), quotas: BootstrapQuotas = BootstrapQuotas(),
-        unitStarter: String? = nil, log: @escaping @Sendable (LogLevel, String) -> Void = { _, _ in }
+        unitStarter: String? = nil,
+        log: @escaping @Sendable (LogLevel, String, [(String, String)]) -> Void = { _, _, _ in }
     ) throws(BootstrapError) {
-        self.log = log
+        self.logLine = log
         self.quotas = quotas
         unitStarterOverride = unitStarter
         switch endpoint {
@@ -221,7 +226,7 @@ public final class BootstrapServer: @unchecked Sendable {
     /// gone, refused connections) are logged one by one up to
     /// ``EventWindow/perSecond`` a second; beyond that they are counted and
     /// summed up a second later, so no uid can flood the journal.
-    func logEvent(_ level: LogLevel, _ text: String) {
+    func logEvent(_ level: LogLevel, _ text: String, _ fields: [(String, String)] = []) {
         let now = ContinuousClock.now
         if now - events.start >= .seconds(1) {
             flushEvents()
@@ -230,13 +235,30 @@ public final class BootstrapServer: @unchecked Sendable {
         }
         if events.logged < EventWindow.perSecond {
             events.logged += 1
-            log(level, text)
+            log(level, text, fields)
             return
         }
         if events.suppressed == 0, let loop {
             loop.perform(after: .seconds(1), inModes: [mode]) { [weak self] in self?.flushEvents() }
         }
         events.suppressed += 1
+    }
+
+    /// One line to the log, with its fields.
+    func log(_ level: LogLevel, _ text: String, _ fields: [(String, String)] = []) {
+        logLine(level, text, fields)
+    }
+
+    /// The fields of a line about the name `key`, caused by `process` if given.
+    static func fields(_ key: NameKey, _ process: ProcessIdentity? = nil) -> [(String, String)] {
+        let scope: String
+        switch key.scope {
+        case .user(let uid): scope = "user:\(uid)"
+        case .shared: scope = "shared"
+        }
+        var fields = [("name", key.name), ("scope", scope)]
+        if let process { fields += [("uid", String(process.uid)), ("pid", String(process.pid))] }
+        return fields
     }
 
     private func flushEvents() {
