@@ -2,18 +2,19 @@
 # Harbor — installs what building and testing Harbor needs on a fresh Debian
 # machine: libsystemd's headers (HarborSystemd, the sd-bus benchmark) and
 # pkg-config (SwiftPM finds libsystemd through it), spin (the model
-# checker Scripts/model.sh runs: Docs/Model.md), and tshark (the capture
+# checker Scripts/model.sh runs: Docs/Model.md), tshark (the capture
 # tests read their pcapng files with it and Tools/wireshark/harbor.lua:
-# Docs/Capture.md). Safe to run again: it
+# Docs/Capture.md), and curl (the package test scrapes harbord's metrics
+# socket with it). Safe to run again: it
 # does nothing when everything is there. Runs as root with no prompt.
 set -euo pipefail
 
 needed=()
-for package in libsystemd-dev pkg-config spin tshark; do
+for package in libsystemd-dev pkg-config spin tshark curl; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || needed+=("$package")
 done
 if ((${#needed[@]} == 0)); then
-    echo "install-deps: libsystemd-dev, pkg-config, spin and tshark are present"
+    echo "install-deps: libsystemd-dev, pkg-config, spin, tshark and curl are present"
     exit 0
 fi
 

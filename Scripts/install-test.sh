@@ -104,12 +104,13 @@ check O04 "a bad argument exits 2" bash -c "bash Scripts/install.sh --bogus 2>/d
 if package=$(bash Scripts/package-deb.sh --binaries "$binaries" --output "$work/deb" 2>"$work/deb.err"); then
     check O05 "package-deb.sh builds a package" test -f "$package"
     listed=$(dpkg-deb -c "$package" | awk '{print $6}' | grep -v '/$' | sed 's|^\./||' | sort)
-    check O05 "the package holds the binaries in /usr/bin, the units and the policy" test "$listed" = "$(placed usr)"
+    check O05 "the package holds the binaries in /usr/bin, the units in /usr/lib/systemd and the policy" \
+        test "$listed" = "$(placed usr | sed 's|^etc/systemd/|usr/lib/systemd/|' | sort)"
     check O05 "the policy is a conffile" bash -c "dpkg-deb --ctrl-tarfile '$package' | tar -xO ./conffiles | grep -qx /etc/harbor/policy.conf"
     check O05 "it depends on libc6, libstdc++6, libgcc-s1 and libsystemd0" bash -c "dpkg-deb -f '$package' Depends | grep -qx 'libc6, libstdc++6, libgcc-s1, libsystemd0'"
     mkdir -p "$work/unpacked"
     dpkg-deb -x "$package" "$work/unpacked"
-    check O05 "its units run /usr/bin/harbord" grep -q '^ExecStart=/usr/bin/harbord$' "$work/unpacked/etc/systemd/system/harbord.service"
+    check O05 "its units run /usr/bin/harbord" grep -q '^ExecStart=/usr/bin/harbord$' "$work/unpacked/usr/lib/systemd/system/harbord.service"
 else
     check O05 "package-deb.sh builds a package" false
     cat "$work/deb.err" >&2

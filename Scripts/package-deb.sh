@@ -5,7 +5,8 @@
 #
 # The package holds what Scripts/install.sh installs, with the prefix /usr:
 # the two binaries (a static Swift runtime: built like install.sh does,
-# unless --binaries names them), the system and per-user units, and the
+# unless --binaries names them), the system and per-user units (in
+# /usr/lib/systemd/system and /usr/lib/systemd/user), and the
 # commented /etc/harbor/policy.conf as a conffile (kept when edited, as
 # dpkg keeps conffiles). Its maintainer scripts, on a system where systemd
 # runs: postinst reloads systemd and enables and starts harbord.socket
@@ -36,6 +37,14 @@ trap 'rm -rf "$stage"' EXIT
 bash Scripts/install.sh --root "$stage" --prefix /usr --no-systemctl ${binaries:+--binaries "$binaries"} >/dev/null
 rm -rf "$stage/var/lib/harbor"
 rmdir "$stage/var/lib" "$stage/var" 2>/dev/null || true
+# A package's units go where the distribution's do (/usr/lib/systemd); the
+# administrator's /etc/systemd stays theirs, to override them.
+for kind in system user; do
+    mkdir -p "$stage/usr/lib/systemd/$kind"
+    mv "$stage/etc/systemd/$kind/"* "$stage/usr/lib/systemd/$kind/"
+    rmdir "$stage/etc/systemd/$kind"
+done
+rmdir "$stage/etc/systemd"
 
 version=$("$stage/usr/bin/harbord" --version)
 arch=$(dpkg --print-architecture)

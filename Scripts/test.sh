@@ -48,4 +48,6 @@ echo "test: harbord under a real systemd (Scripts/systemd-test/run.sh)"
 bash Scripts/systemd-test/run.sh
 echo "test: installing on a server, the static build, the .deb (Scripts/install-test.sh)"
 HARBOR_INSTALL_BUILD_TIMEOUT=1800 timeout 2400 bash Scripts/install-test.sh
+echo "test: the .deb of those static binaries under a real systemd (Scripts/systemd-test/run.sh, HSD_ONLY=deb)"
+HSD_ONLY=deb HSD_DEB_BINARIES=.build-static/release timeout 600 bash Scripts/systemd-test/run.sh
 echo "test: all passed"

@@ -12,6 +12,7 @@
 #             /run/systemd/system, the runtime unit directory)
 #   HSD_CG    a host cgroup2 directory to root systemd's cgroup namespace at
 #   HSD_GOAL  the boot goal (default harbor-sdtest.target)
+#   HSD_OVERLAY_USR=1  /usr an overlay too (the package test's dpkg writes it)
 #
 # Every write systemd and its units make lands in tmpfs: /run, /tmp, /var/tmp
 # and /dev are private; /etc, /var, /root and /usr/local are overlays with a
@@ -60,7 +61,10 @@ cp -r "$D/usr-local" /run/.hsd/usr-local
 # The host root read-only; throw-away overlays where booted units write
 # (tmpfiles, sysusers, utmp/wtmp, state) and where the test installs files.
 mount -o remount,bind,ro /
-for dir in etc var root usr/local; do
+overlays=(etc var root usr/local)
+# The package test installs a .deb with dpkg, which writes /usr.
+[[ ${HSD_OVERLAY_USR:-} == 1 ]] && overlays=(etc var root usr usr/local)
+for dir in "${overlays[@]}"; do
     key=${dir//\//_}
     mkdir -p "/run/.ovl/$key/upper" "/run/.ovl/$key/work"
     mount -t overlay overlay \

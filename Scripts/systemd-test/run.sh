@@ -9,6 +9,9 @@
 # Environment: HARBORD_BIN, HARBOR_BIN, CLOCK_SERVICE_BIN, CLOCK_CLIENT_BIN
 # (default .build/debug/harbord, harbor, clock-service, clock-client),
 # HSD_ONLY=clock runs only the clock example's checks (clock-checks.sh),
+# HSD_ONLY=deb only the Debian package's (deb-checks.sh: a .deb made by
+# Scripts/package-deb.sh from HSD_DEB_BINARIES, default the directory of
+# HARBORD_BIN, which must hold harbor too, installed with dpkg),
 # HSD_MAX_SECS (hard limit on the namespace, 300),
 # HSD_KEEP=1 keeps the work directory (console and namespace logs).
 # Skips (exit 0, says why) only when this machine has no systemd binary or
@@ -68,6 +71,13 @@ cp "$CLOCK_CLIENT_BIN" "$work/usr-local/bin/clock-client"
 cp "$repo"/Scripts/systemd/* "$work/usr-local/share/harbor/systemd/"
 cp "$repo"/Examples/systemd/* "$work/usr-local/share/harbor/examples/"
 cp "$here/units/"* "$work/units/"
+if [[ ${HSD_ONLY:-} == deb ]]; then
+    command -v dpkg-deb >/dev/null || die "dpkg-deb is missing (dpkg)"
+    deb=$(bash "$repo/Scripts/package-deb.sh" --binaries "${HSD_DEB_BINARIES:-$(dirname "$HARBORD_BIN")}" \
+        --output "$work/deb") || die "Scripts/package-deb.sh could not build the package"
+    cp "$deb" "$work/usr-local/share/harbor/harbor.deb"
+    export HSD_OVERLAY_USR=1    # dpkg writes /usr: an overlay in the container
+fi
 # Host paths a leaking boot would write; checked again at the end.
 touch "$work/marker"
 host_watch=(/run/systemd /run/harbor /run/mount /dev/log /var/log/wtmp /var/log/btmp /var/log/lastlog
@@ -142,8 +152,11 @@ esac
 . "$here/checks.sh"
 . "$here/activation-checks.sh"
 . "$here/clock-checks.sh"
+. "$here/deb-checks.sh"
 if [[ ${HSD_ONLY:-} == clock ]]; then
     run_clock_checks
+elif [[ ${HSD_ONLY:-} == deb ]]; then
+    run_deb_checks
 else
     run_checks
     run_activation_checks
