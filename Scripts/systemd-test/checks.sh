@@ -107,7 +107,7 @@ run_checks() {
         pid=$(prop harbord.service MainPID)
         bad "harbord.service did not become active/running after a look-up: $(prop harbord.service ActiveState)/$(prop harbord.service SubState)"
     fi
-    if answered "$out" && manager_says "$(notification "$pid" READY=1)"; then
+    if answered "$out" && wait_until 10 manager_says "$(notification "$pid" READY=1)"; then
         ok "the look-up got harbord's answer"
     else
         bad "the look-up got no answer from harbord: $out"
@@ -234,7 +234,7 @@ run_checks() {
     E timeout 20 systemctl stop harbord.service 2>/dev/null
     if is_prop harbord.service ActiveState inactive && is_prop harbord.service Result success &&
         [[ $(prop harbord.service ExecMainCode) == 1 && $(prop harbord.service ExecMainStatus) == 0 ]] &&
-        manager_says "$(notification "$pid2" STOPPING=1)" &&
+        wait_until 10 manager_says "$(notification "$pid2" STOPPING=1)" &&
         ! manager_says "Killing process $pid2 .* with signal SIGKILL"; then
         ok "systemctl stop: SIGTERM -> STOPPING=1 -> exit 0, Result=success, no SIGKILL"
     else

@@ -10,6 +10,9 @@
 
 clock_unit=harbor-clock.service
 clock_log() { E journalctl -q --no-pager -o cat _PID=1 --grep "^harbor-clock\.service: " 2>/dev/null; }
+# clock_log_has PATTERN: pid 1's log of the unit has a line matching PATTERN
+# (waited for: journald can file pid 1's lines a moment late on a busy machine).
+clock_log_has() { clock_log | grep -qE -- "$1"; }
 clock_says() { E journalctl -q --no-pager -o cat -u "$clock_unit" 2>/dev/null | grep -qF -- "$1"; }
 clock_running() { is_prop "$clock_unit" SubState running; }
 # subscribers_gone: the service's last two subscriber counts were 1, then 0.
@@ -54,7 +57,7 @@ run_clock_checks() {
     E timeout 10 systemctl log-level info
     local ready="^harbor-clock\.service: Got notification message from PID $pid \(READY=1"
     if clock_running && [[ $(prop "$clock_unit" Type) == notify ]] &&
-        clock_log | grep -qE "$ready" &&
+        wait_until 10 clock_log_has "$ready" &&
         clock_log | grep -E "Changed (dead|start) -> |$ready" | grep -A1 -E "$ready" | grep -qE "Changed start -> running"; then
         ok "clock: systemctl start returned after READY=1 from PID $pid ($took ms): start -> READY=1 -> running"
     else
@@ -159,7 +162,7 @@ run_clock_checks() {
     E timeout 30 systemctl stop "$clock_unit"
     E timeout 10 systemctl log-level info
     if is_prop "$clock_unit" Result success && [[ $(prop "$clock_unit" ExecMainStatus) == 0 ]] &&
-        clock_log | grep -qE "Got notification message from PID $pid \(STOPPING=1"; then
+        wait_until 10 clock_log_has "Got notification message from PID $pid \(STOPPING=1"; then
         ok "clock: systemctl stop: STOPPING=1 from PID $pid, exit 0, Result=success"
     else
         bad "clock: did not stop cleanly: Result=$(prop "$clock_unit" Result) status=$(prop "$clock_unit" ExecMainStatus)"
