@@ -63,7 +63,7 @@ struct Harbord: ParsableCommand {
             + "that the policy file declares, refuse the others, remove the requests, exit."))
     var activatePending = false
 
-    @Flag(name: .long, help: "Log for a terminal (time stamps) rather than for the journal (<N> priority prefixes).")
+    @Flag(name: .long, help: "Log lines for a terminal (time stamps, fields as key=value) rather than entries for the journal (fields HARBOR_NAME, HARBOR_UID, …).")
     var foreground = false
 
     @Flag(name: .long, help: ArgumentHelp(
