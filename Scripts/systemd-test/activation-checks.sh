@@ -79,4 +79,5 @@ run_activation_checks() {
     # Back to no policy for the scale checks.
     E rm -f /etc/harbor/policy.conf
     E timeout 20 systemctl stop harbord.service 2>/dev/null
+    completed+=("${FUNCNAME[0]}")
 }

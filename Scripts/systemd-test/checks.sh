@@ -245,6 +245,7 @@ run_checks() {
     else
         bad "harbord.socket not listening after the stop"
     fi
+    completed+=("${FUNCNAME[0]}")
 }
 
 # --- harbord at scale, idle, and restarted (issue 13) ---
@@ -275,12 +276,16 @@ stop_holders() {
 # active_names PREFIX: how many names starting with PREFIX `harbor list` shows as active.
 active_names() { E timeout 60 harbor list 2>/dev/null | grep -c "^$1.* active "; }
 names_back() { [[ $(active_names "$1") == "$2" ]]; }
-# cpu_ticks PID: user + system CPU time of PID (all its threads), in clock ticks
-# (/proc/PID/stat fields 14 and 15; schedstat's nanoseconds read 0 on some kernels).
+# cpu_ns PID: the time all of PID's threads have run on a CPU, in ns (the
+# sum of each task's schedstat: exact, where utime + stime are ticks charged
+# by sampling, 10 ms each); 0 where the kernel keeps no schedstat.
+cpu_ns() { E sh -c "cat /proc/$1/task/*/schedstat" 2>/dev/null | awk '{ sum += $1 } END { printf "%.0f\n", sum }'; }
+# cpu_ticks PID: user + system CPU time of PID (all its threads), in clock
+# ticks (/proc/PID/stat fields 14 and 15): the fallback to cpu_ns.
 cpu_ticks() { E cat "/proc/$1/stat" 2>/dev/null | sed 's/^.*) //' | awk '{ print $12 + $13 }'; }
 
 run_scale_checks() {
-    local pid='' out='' limit='' want='' per=0 total=0 fds='' t0=0 took=0 c0=0 c1=0 hz=0 i
+    local pid='' out='' limit='' want='' per=0 total=0 fds='' t0=0 took=0 c0=0 c1=0 i
     mkdir -p "$holders_dir"
     E mkdir -p /run/.hsd
 
@@ -334,18 +339,27 @@ run_scale_checks() {
     # Idle after traffic: under 0.1 % of a CPU.
     for i in 1 2 3; do E timeout 60 harbor list >/dev/null 2>&1; done
     for i in $(seq 1 20); do E timeout 20 harbor lookup "sd.p3.$i" >/dev/null 2>&1; done
-    # CPU time comes in ticks: over 20 s one tick is 0.05 % of a CPU, so
-    # "under 0.1 %" is at most one tick.
+    # Measured in ns (schedstat): tick-sampled CPU time can charge a whole
+    # 10 ms tick to a short wake-up (a watchdog ping) on a loaded machine, and
+    # two such ticks in 20 s read as 0.1 %. Where the kernel keeps no
+    # schedstat, ticks: "under 0.1 %" is then at most one.
     sleep 0.5
-    hz=$(getconf CLK_TCK)
-    c0=$(cpu_ticks "$pid")
+    local unit=ns
+    c0=$(cpu_ns "$pid")
+    if [[ $c0 == 0 ]]; then unit=ticks; c0=$(cpu_ticks "$pid"); fi
     sleep 20
-    c1=$(cpu_ticks "$pid")
-    out=$(awk -v t=$((c1 - c0)) -v hz="$hz" 'BEGIN { printf "%.3f", t / hz / 20 * 100 }')
-    if [[ -n $c0 && -n $c1 ]] && ((c1 - c0 <= 1)); then
-        ok "harbord idle after 3 listings and 20 look-ups: $out % of a CPU over 20 s ($((c1 - c0)) ticks)"
+    if [[ $unit == ns ]]; then c1=$(cpu_ns "$pid"); else c1=$(cpu_ticks "$pid"); fi
+    if [[ $unit == ns ]]; then
+        out=$(awk -v t=$((c1 - c0)) 'BEGIN { printf "%.4f", t / 1e9 / 20 * 100 }')
+        out+=" % of a CPU over 20 s ($(((c1 - c0) / 1000)) µs on a CPU, schedstat)"
     else
-        bad "harbord idle after traffic uses $out % of a CPU over 20 s ($((c1 - c0)) ticks of 1/$hz s), not under 0.1 %"
+        out=$(awk -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.3f", t / hz / 20 * 100 }')
+        out+=" % of a CPU over 20 s ($((c1 - c0)) ticks)"
+    fi
+    if [[ -n $c0 && -n $c1 ]] && { [[ $unit == ns ]] && ((c1 - c0 < 20000000)) || { [[ $unit == ticks ]] && ((c1 - c0 <= 1)); }; }; then
+        ok "harbord idle after 3 listings and 20 look-ups: $out"
+    else
+        bad "harbord idle after traffic uses $out, not under 0.1 %"
     fi
 
     # A restart (socket kept by systemd): the names come back by themselves.
@@ -377,4 +391,5 @@ run_scale_checks() {
         bad "after systemctl restart, only $(active_names "sd.r") of 100 names came back"
     fi
     stop_holders
+    completed+=("${FUNCNAME[0]}")
 }

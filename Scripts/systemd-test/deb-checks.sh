@@ -124,4 +124,5 @@ run_deb_checks() {
     else
         bad "deb: dpkg -r: $(tr '\n' '|' <<<"$out" | tail -c 400); socket $(prop harbord.socket ActiveState)"
     fi
+    completed+=("${FUNCNAME[0]}")
 }

@@ -153,16 +153,18 @@ esac
 . "$here/activation-checks.sh"
 . "$here/clock-checks.sh"
 . "$here/deb-checks.sh"
-if [[ ${HSD_ONLY:-} == clock ]]; then
-    run_clock_checks
-elif [[ ${HSD_ONLY:-} == deb ]]; then
-    run_deb_checks
-else
-    run_checks
-    run_activation_checks
-    run_clock_checks
-    run_scale_checks
-fi
+# Each run_* function adds itself to `completed` as its last step: a script
+# error that ends one early (bash drops the rest of the block) fails the run.
+completed=()
+case ${HSD_ONLY:-} in
+    clock) expected=(run_clock_checks) ;;
+    deb) expected=(run_deb_checks) ;;
+    *) expected=(run_checks run_activation_checks run_clock_checks run_scale_checks) ;;
+esac
+for step in "${expected[@]}"; do "$step"; done
+for step in "${expected[@]}"; do
+    [[ " ${completed[*]} " == *" $step "* ]] || bad "$step stopped before its end (a script error above)"
+done
 
 E journalctl -q --no-pager -o short-monotonic -u harbord.service -u harbord.socket -u harbor-activate.service -u harbor-clock.service \
     >"$work/harbord.journal" 2>&1
