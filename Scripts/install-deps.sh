@@ -30,6 +30,9 @@ fi
 
 echo "install-deps: installing ${needed[*]}"
 export DEBIAN_FRONTEND=noninteractive
-"${as_root[@]}" apt-get update -qq
-"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${needed[@]}" >/dev/null
+# Another apt (unattended upgrades at boot, a second install) may hold
+# dpkg's lock: wait for it up to 10 minutes rather than fail.
+lock=(-o DPkg::Lock::Timeout=600)
+"${as_root[@]}" apt-get "${lock[@]}" update -qq
+"${as_root[@]}" apt-get "${lock[@]}" install -y -qq --no-install-recommends "${needed[@]}" >/dev/null
 echo "install-deps: done"
