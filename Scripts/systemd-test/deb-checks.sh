@@ -85,6 +85,7 @@ run_deb_checks() {
     fi
 
     # --- harbor monitor: a client's call seen at the service's port ---
+    : >"$work/monitor.out"  # there before the first grep: the background job's redirect may come later
     E timeout 30 harbor monitor "$deb_name" --count 1 --json >"$work/monitor.out" 2>&1 &
     monitor=$!
     wait_until 10 grep -q '"event":"monitoring"' "$work/monitor.out"

@@ -43,6 +43,10 @@ struct Capture: ParsableCommand {
 
     func run() throws {
         let client = try connection.connect()
+        // The holder first: a refused capture leaves no file behind. A file
+        // that cannot be made then ends the stream (the holder stops
+        // forwarding when the stream's port goes).
+        let stream = try target.stream(bodyPrefix: bodyPrefix, client: client)
         let file: CInt
         if write == "-" {
             file = 1
@@ -51,7 +55,6 @@ struct Capture: ParsableCommand {
             guard file >= 0 else { throw CommandFailure("\(write): \(String(cString: strerror(errno)))", code: 1) }
         }
         defer { if file != 1 { close(file) } }
-        let stream = try target.stream(bodyPrefix: bodyPrefix, client: client)
         var writer = PcapngWriter(port: PortName(rawValue: stream.port), description: name,
                                   comment: "harbor capture \(name): pid \(stream.pid)")
         try Self.drain(&writer, to: file, path: write)

@@ -210,6 +210,20 @@ extension BootstrapTests {
             let rows = try Tshark.fields(file, ["harbor.id", "harbor.size", "harbor.sender_pid"])
             #expect(rows == [["21", "10", "\(getpid())"], ["22", "1000", "\(getpid())"]], "\(rows)")
         }
+
+        /// O10: a capture the holder never starts (no such name) fails
+        /// without making its file: the holder is asked before the file is
+        /// created.
+        @Test func O10_aRefusedCaptureLeavesNoFile() throws {
+            let harbord = HarbordProcess()
+            defer { _ = harbord.stop() }
+            #expect(harbord.waitUntilReady())
+            let directory = TemporaryDirectory()
+            let file = directory.path + "/refused.pcapng"
+            let capture = harbord.harbor(["capture", "o10.nobody-holds-this", "-w", file, "--seconds", "2"])
+            #expect(capture.exitCode() != 0, "\(capture.stderrSoFar)")
+            #expect(access(file, F_OK) != 0, "the refused capture made \(file)")
+        }
     }
 }
 
