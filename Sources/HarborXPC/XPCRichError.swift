@@ -32,6 +32,11 @@ public struct XPCRichError: Error, Hashable, Sendable, CustomStringConvertible {
         /// peer is refused, as when the requirement is not met
         /// (``XPCPeerRequirement/isInCgroup(_:)``).
         case peerIdentityUnavailable
+        /// The listener did not answer a session request within the
+        /// session's connect timeout (``XPCSession`` `connectTimeout:`): the
+        /// service is stopped, or too busy to take sessions. Nothing of the
+        /// session is left; a later call asks again.
+        case connectTimedOut
         /// A value could not be encoded, or a message could not be decoded as
         /// the type asked.
         case codingFailed

@@ -38,6 +38,8 @@ public final class XPCSession: Sendable {
     public let service: String
     private let bootstrap: BootstrapClient
     private let requirement: XPCPeerRequirement?
+    /// How long a connect waits for the listener's answer; nil: no deadline.
+    private let connectTimeout: Duration?
     private let cancellationHandler: (@Sendable (XPCRichError) -> Void)?
     /// Where the reply and cancellation handlers run.
     private let runner: HandlerRunner
@@ -94,9 +96,14 @@ public final class XPCSession: Sendable {
     ///     the session.
     ///   - bootstrap: the name server client; `nil` connects as
     ///     `BootstrapClient()` does.
+    ///   - connectTimeout: how long each connect (this one, and each after
+    ///     an interruption) waits for the listener to answer; nil (the
+    ///     default) waits without a deadline, as XPC does. A connect that
+    ///     times out throws ``XPCRichError/Code/connectTimedOut``.
     ///   - cancellationHandler: called once, on `target`, when the session is
     ///     cancelled (``cancel(reason:)``, a requirement failed, or the listener ended it).
     /// - Throws: ``XPCRichError/Code/serviceNotFound`` (no such name),
+    ///   ``XPCRichError/Code/connectTimedOut`` (no answer within `connectTimeout`),
     ///   ``XPCRichError/Code/sessionRejected`` (the listener rejected it),
     ///   ``XPCRichError/Code/peerRequirementNotMet`` (a requirement on
     ///   either side failed), ``XPCRichError/Code/connectionInterrupted``
@@ -106,9 +113,11 @@ public final class XPCSession: Sendable {
         target: XPCHandlerTarget = .ownThread,
         requirement: XPCPeerRequirement? = nil,
         bootstrap: BootstrapClient? = nil,
+        connectTimeout: Duration? = nil,
         cancellationHandler: (@Sendable (XPCRichError) -> Void)? = nil
     ) throws(XPCRichError) {
         service = machService
+        self.connectTimeout = connectTimeout
         runner = HandlerRunner(target, label: "XPCSession \(machService)")
         self.requirement = requirement
         self.cancellationHandler = cancellationHandler
@@ -137,18 +146,20 @@ public final class XPCSession: Sendable {
     ///   - targetQueue: the queue the reply and cancellation handlers run
     ///     on (``XPCHandlerTarget/queue(_:)``), one at a time; `nil`:
     ///     ``XPCHandlerTarget/ownThread``.
-    ///   - machService, requirement, bootstrap, cancellationHandler: as
-    ///     ``init(machService:target:requirement:bootstrap:cancellationHandler:)``.
+    ///   - machService, requirement, bootstrap, connectTimeout, cancellationHandler: as
+    ///     ``init(machService:target:requirement:bootstrap:connectTimeout:cancellationHandler:)``.
     /// - Throws: what that initializer throws.
     public convenience init(
         machService: String,
         targetQueue: DispatchQueue?,
         requirement: XPCPeerRequirement? = nil,
         bootstrap: BootstrapClient? = nil,
+        connectTimeout: Duration? = nil,
         cancellationHandler: (@Sendable (XPCRichError) -> Void)? = nil
     ) throws(XPCRichError) {
         try self.init(machService: machService, target: targetQueue.map { .queue($0) } ?? .ownThread,
-                      requirement: requirement, bootstrap: bootstrap, cancellationHandler: cancellationHandler)
+                      requirement: requirement, bootstrap: bootstrap, connectTimeout: connectTimeout,
+                      cancellationHandler: cancellationHandler)
     }
 
     deinit {
@@ -290,7 +301,12 @@ public final class XPCSession: Sendable {
         var request = Message(id: XPCWire.connect)
         request.attach(replyPort.makeSendRight())
         do {
-            reply = try service.sendAndReceive(request)
+            reply = try service.sendAndReceive(request, timeout: connectTimeout)
+        } catch where error.code == .timedOut {
+            // The request's reply right dies with its port: a listener that
+            // answers later finds no client and lets the session go.
+            throw XPCRichError(.connectTimedOut, "\(self.service) did not answer the session request within "
+                               + "\(connectTimeout.map { "\($0)" } ?? "its timeout")")
         } catch {
             throw XPCRichError(.connectionInterrupted, "\(self.service) is gone: \(error.code)")
         }
