@@ -23,6 +23,9 @@ import HarborRunLoop
 /// receives a session's messages hands each to the target and waits for
 /// its handler to return before it takes the next, so a peer's messages
 /// stay held to its port's queue limit rather than piling up on the target.
+/// So code running on a serial target must not wait for a listener that
+/// runs its handlers there (open a session to it, or `sendSync` it): the
+/// answer would wait for the very code that waits for it.
 ///
 /// For Swift concurrency, accept with an async handler
 /// (the async `accept(_:)` of ``XPCListener/IncomingSessionRequest``), which may
