@@ -131,10 +131,11 @@ let package = Package(
             swiftSettings: strict
         ),
         // Apple's Swift XPC API (XPCListener, XPCSession, XPCReceivedMessage,
-        // XPCPeerRequirement) over Harbor ports and harbord names (Docs/XPC.md).
+        // XPCPeerRequirement) over Harbor ports and harbord names (Docs/XPC.md);
+        // handlers may run on a run loop (XPCHandlerTarget), hence HarborRunLoop.
         .target(
             name: "HarborXPC",
-            dependencies: ["HarborCoding", "HarborBootstrap", "HarborPorts", "HarborSystem"],
+            dependencies: ["HarborCoding", "HarborBootstrap", "HarborPorts", "HarborRunLoop", "HarborSystem"],
             swiftSettings: strict
         ),
         // Swift distributed actors across threads and processes: actor ids
@@ -367,7 +368,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HarborXPCTests",
-            dependencies: ["HarborXPC", "HarborBootstrap", "HarborCoding", "HarborPorts", "HarborSystem", "HarborTestSupport", "harbord",
+            dependencies: ["HarborXPC", "HarborBootstrap", "HarborCoding", "HarborPorts", "HarborRunLoop", "HarborSystem", "HarborTestSupport", "harbord",
                            "harbor-xpc-probe", "harbor", "ClockInterface", "clock-service", "clock-client"],
             swiftSettings: strict
         ),

@@ -32,7 +32,8 @@ extension XPCListener {
         }
 
         /// Accepts the session; `messageHandler` runs once per message, in
-        /// order, on the session's own thread. A non-nil value it returns is
+        /// order, one at a time, on the listener's ``XPCHandlerTarget`` (by
+        /// default the session's own thread). A non-nil value it returns is
         /// the reply when the sender waits for one (as XPC's).
         public func accept(
             _ messageHandler: @escaping @Sendable (XPCReceivedMessage) -> (any Encodable)?
@@ -41,8 +42,9 @@ extension XPCListener {
         }
 
         /// Accepts the session with a message handler and a cancellation
-        /// handler, called once when the session ends (the client cancelled
-        /// it, went away or died, or the listener was cancelled).
+        /// handler, called once, on the listener's ``XPCHandlerTarget``,
+        /// when the session ends (the client cancelled it, went away or
+        /// died, or the listener was cancelled).
         public func accept(
             incomingMessageHandler: @escaping @Sendable (XPCReceivedMessage) -> (any Encodable)?,
             cancellationHandler: (@Sendable (XPCRichError) -> Void)?

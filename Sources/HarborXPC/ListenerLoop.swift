@@ -11,6 +11,8 @@ struct ListenerLoop: Sendable {
     /// What an introspection request is answered with (nil: `methodNotFound`);
     /// defaulted, so the `xpc` fuzz target's loop needs no interface.
     var interface: XPCInterface? = nil
+    /// Where the handlers run (XPCHandlerTarget.swift); defaulted, as `interface`.
+    var target: XPCHandlerTarget = .ownThread
     let handler: @Sendable (XPCListener.IncomingSessionRequest) -> XPCListener.IncomingSessionRequest.Decision
     let adopt: @Sendable (PortName, SessionWake) -> Bool
     let ended: @Sendable (PortName) -> Void
@@ -19,6 +21,7 @@ struct ListenerLoop: Sendable {
 
     func run() {
         let me = ProcessIdentity.current.pid
+        let decisions = HandlerRunner(target, label: "XPCListener")
         while true {
             guard var message = try? port.port.receive() else { return }
             if message.id == XPCWire.wake, message.trailer.sender.pid == me, message.notification == nil { return }
@@ -28,11 +31,8 @@ struct ListenerLoop: Sendable {
             }
             guard message.id == XPCWire.connect, message.hasReplyRight, message.notification == nil else { continue }
             let peer = message.trailer.sender
-            if let requirement, !requirement.isSatisfied(by: peer) {
-                try? message.reply(Message(
-                    id: XPCWire.failure,
-                    text: "\(XPCRichError.Code.peerRequirementNotMet.rawValue)\t\(peer) does not meet the requirement \(requirement)"),
-                    timeout: .zero)
+            if let refusal = Self.refusal(of: peer, by: requirement) {
+                try? message.reply(refusal, timeout: .zero)
                 continue
             }
             let uid = UInt32(peer.uid)
@@ -42,13 +42,17 @@ struct ListenerLoop: Sendable {
                 try? message.reply(Message(id: XPCWire.rejected, text: XPCWire.reason(reason)), timeout: .zero)
                 continue
             }
-            switch handler(XPCListener.IncomingSessionRequest(peer: peer)).kind {
+            let request = XPCListener.IncomingSessionRequest(peer: peer), handler = self.handler
+            let decision = decisions.value { handler(request) }
+                ?? request.reject(reason: "the listener's handler target has ended")
+            switch decision.kind {
             case .reject(let reason):
                 shares.give(for: uid)
                 try? message.reply(Message(id: XPCWire.rejected, text: XPCWire.reason(reason)), timeout: .zero)
             case .accept(let messageHandler, let cancellation):
                 let session = XPCListenerSession(peer: peer, requirement: requirement,
                                                  replies: Self.replyPort(of: &message, peer: peer),
+                                                 runner: HandlerRunner(target, label: "XPCListener session"),
                                                  handler: messageHandler, cancellation: cancellation)
                 // A send-once right wakes the session at cancel(): it does
                 // not count as a sender, so the client's right stays the
@@ -82,9 +86,8 @@ struct ListenerLoop: Sendable {
     private func answerIntrospection(_ message: inout Message) {
         let peer = message.trailer.sender
         let answer: Message
-        if let requirement, !requirement.isSatisfied(by: peer) {
-            answer = Message(id: XPCWire.failure,
-                             text: "\(XPCRichError.Code.peerRequirementNotMet.rawValue)\t\(peer) does not meet the requirement \(requirement)")
+        if let refusal = Self.refusal(of: peer, by: requirement) {
+            answer = refusal
         } else if let interface, let encoded = try? MessageEncoder().encode(interface, id: XPCWire.interface) {
             answer = encoded
         } else {
@@ -92,6 +95,17 @@ struct ListenerLoop: Sendable {
                              text: "\(XPCRichError.Code.methodNotFound.rawValue)\tthe listener publishes no interface")
         }
         try? message.reply(answer, timeout: .zero)
+    }
+
+    /// The failure (`code TAB reason`) that refuses `peer`, if `requirement`
+    /// does: not met, or not decidable (``XPCRichError/Code/peerIdentityUnavailable``).
+    static func refusal(of peer: ProcessIdentity, by requirement: XPCPeerRequirement?) -> Message? {
+        do throws(XPCRichError) {
+            try requirement?.check(peer)
+            return nil
+        } catch {
+            return Message(id: XPCWire.failure, text: "\(error.code.rawValue)\t\(error.reason)")
+        }
     }
 
     /// The send right to the client's session reply port a connect carries

@@ -1,4 +1,5 @@
 // HarborXPC — a named service that accepts sessions.
+import Dispatch
 import HarborBootstrap
 import HarborPorts
 import HarborSystem
@@ -16,11 +17,12 @@ import HarborSystem
 /// }
 /// ```
 ///
-/// Each accepted session gets a port of its own, and a thread that runs its
-/// message handler one message at a time (XPC runs a session's handler on
-/// its serial target queue; Harbor has no `targetQueue` parameter). The
-/// session request and each message are judged on the kernel's word about
-/// their sender (`trailer.sender`), never on anything in the message.
+/// Each accepted session gets a port of its own, and a thread that receives
+/// its messages and runs its message handler one message at a time, on the
+/// listener's ``XPCHandlerTarget`` (by default that thread itself; XPC's
+/// serial target queue). The session request and each message are judged
+/// on the kernel's word about their sender (`trailer.sender`), never on
+/// anything in the message.
 ///
 /// **Thread safety:** any thread.
 public final class XPCListener: Sendable {
@@ -34,6 +36,9 @@ public final class XPCListener: Sendable {
     ///
     /// - Parameters:
     ///   - service: the harbord name (Docs/Bootstrap.md).
+    ///   - target: where the incoming-session handler and every accepted
+    ///     session's message and cancellation handlers run (a session's
+    ///     one at a time, in order); ``XPCHandlerTarget/ownThread`` by default.
     ///   - requirement: checked on the session request and on every message;
     ///     a message that fails it is refused and its sender's call throws
     ///     ``XPCRichError/Code/peerRequirementNotMet``.
@@ -43,12 +48,12 @@ public final class XPCListener: Sendable {
     ///     (``XPCInterface``, usually ``XPCMethodRouter/interface``): it
     ///     answers ``XPCInterface/introspect(_:bootstrap:timeout:)`` with it,
     ///     to any process `requirement` admits. `nil` publishes none.
-    ///   - incomingSessionHandler: decides each session request, on the
-    ///     listener's thread.
+    ///   - incomingSessionHandler: decides each session request, on `target`.
     /// - Throws: ``XPCRichError/Code/serviceNotFound`` if harbord cannot be
     ///   reached or refuses the check-in (the reason says why).
     public init(
         service: String,
+        target: XPCHandlerTarget = .ownThread,
         requirement: XPCPeerRequirement? = nil,
         bootstrap: BootstrapClient? = nil,
         interface: XPCInterface? = nil,
@@ -62,7 +67,8 @@ public final class XPCListener: Sendable {
             throw XPCRichError(.serviceNotFound, "check-in of \(service) failed: \(error)")
         }
         let port = self.port
-        let owner = ListenerLoop(port: port, requirement: requirement, interface: interface, handler: incomingSessionHandler,
+        let owner = ListenerLoop(port: port, requirement: requirement, interface: interface, target: target,
+                                 handler: incomingSessionHandler,
                                  adopt: { [weak self] name, wake in self?.adopt(name, wake) ?? false },
                                  ended: { [weak self] name in self?.ended(name) })
         do {
@@ -70,6 +76,30 @@ public final class XPCListener: Sendable {
         } catch {
             throw XPCRichError(.connectionInvalid, "no thread for the listener: \(error)")
         }
+    }
+
+    /// Checks `service` in and starts accepting sessions, its handlers run
+    /// on `targetQueue`: XPC's `init(service:targetQueue:…)`.
+    ///
+    /// - Parameters:
+    ///   - targetQueue: the queue the incoming-session handler and the
+    ///     sessions' handlers run on (``XPCHandlerTarget/queue(_:)``), each
+    ///     session serially; `nil` runs them on threads of their own
+    ///     (``XPCHandlerTarget/ownThread``).
+    ///   - service, requirement, bootstrap, interface, incomingSessionHandler:
+    ///     as ``init(service:target:requirement:bootstrap:interface:incomingSessionHandler:)``.
+    /// - Throws: ``XPCRichError/Code/serviceNotFound`` if harbord cannot be
+    ///   reached or refuses the check-in.
+    public convenience init(
+        service: String,
+        targetQueue: DispatchQueue?,
+        requirement: XPCPeerRequirement? = nil,
+        bootstrap: BootstrapClient? = nil,
+        interface: XPCInterface? = nil,
+        incomingSessionHandler: @escaping @Sendable (IncomingSessionRequest) -> IncomingSessionRequest.Decision
+    ) throws(XPCRichError) {
+        try self.init(service: service, target: targetQueue.map { .queue($0) } ?? .ownThread, requirement: requirement,
+                      bootstrap: bootstrap, interface: interface, incomingSessionHandler: incomingSessionHandler)
     }
 
     /// Stops accepting sessions and ends every session it accepted (their

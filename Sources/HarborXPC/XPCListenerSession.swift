@@ -4,7 +4,8 @@ import HarborSystem
 
 /// The listener's side of one session: the port made for it (the client
 /// holds the only send right outside this process) and the thread that
-/// serves it, one message at a time.
+/// serves it, one message at a time, each handled on the session's
+/// ``HandlerRunner`` while the thread waits.
 final class XPCListenerSession: Sendable {
     let port: ReceiveRight
     let peer: ProcessIdentity
@@ -15,8 +16,10 @@ final class XPCListenerSession: Sendable {
     /// (``XPCWire/call``) are answered through it. Nil for a client that
     /// gave none; its numbered calls are dropped.
     let replies: SendRight?
+    /// Where the handlers run (the listener's ``XPCHandlerTarget``, serial for this session).
+    let runner: HandlerRunner
 
-    init(peer: ProcessIdentity, requirement: XPCPeerRequirement?, replies: SendRight?,
+    init(peer: ProcessIdentity, requirement: XPCPeerRequirement?, replies: SendRight?, runner: HandlerRunner,
          handler: @escaping @Sendable (XPCReceivedMessage) -> (any Encodable)?,
          cancellation: (@Sendable (XPCRichError) -> Void)?) {
         port = ReceiveRight()
@@ -25,6 +28,7 @@ final class XPCListenerSession: Sendable {
         self.handler = handler
         self.cancellation = cancellation
         self.replies = replies
+        self.runner = runner
         // The client's send right is the only one outside: when it goes
         // (cancelled, dropped, or the client died), the session ends.
         port.requestNoSendersNotification(to: port.makeSendOnceRight())
@@ -62,7 +66,7 @@ final class XPCListenerSession: Sendable {
                 continue  // not ours to answer; its reply right, if any, dies (send-once notification)
             }
         }
-        cancellation?(end)
+        if let cancellation { runner.run { cancellation(end) } }
     }
 
     /// A numbered call: answered through the client's reply port with its
@@ -75,15 +79,22 @@ final class XPCListenerSession: Sendable {
         handle(XPCReceivedMessage(message, route: .init(right: replies, number: number)))
     }
 
+    /// Judges `received` by its sender here, then runs the handler on the
+    /// session's target and waits for it; a message the target could not
+    /// run (its loop ended) is released unanswered (`noReply`).
     private func handle(_ received: XPCReceivedMessage) {
-        if let requirement, !requirement.isSatisfied(by: received.sender) {
-            received.fail(XPCRichError(.peerRequirementNotMet,
-                                       "\(received.sender) does not meet the requirement \(requirement)"))
+        do throws(XPCRichError) {
+            try requirement?.check(received.sender)
+        } catch {
+            received.fail(error)
             return
         }
-        let result = handler(received)
-        if let result, received.isAwaitingReply {
-            do { try received.reply(result) } catch { received.fail(error) }
+        let handler = self.handler
+        runner.run {
+            let result = handler(received)
+            if let result, received.isAwaitingReply {
+                do throws(XPCRichError) { try received.reply(result) } catch { received.fail(error) }
+            }
         }
     }
 }

@@ -26,6 +26,17 @@ public struct XPCRichError: Error, Hashable, Sendable, CustomStringConvertible {
         /// A peer requirement refused the message or the session
         /// (``XPCPeerRequirement``).
         case peerRequirementNotMet
+        /// A peer requirement needs a fact about the peer that could not be
+        /// learnt (its cgroup: the process ended, `/proc` could not be read,
+        /// the system has no cgroup v2 hierarchy; the reason says which): the
+        /// peer is refused, as when the requirement is not met
+        /// (``XPCPeerRequirement/isInCgroup(_:)``).
+        case peerIdentityUnavailable
+        /// The listener did not answer a session request within the
+        /// session's connect timeout (``XPCSession`` `connectTimeout:`): the
+        /// service is stopped, or too busy to take sessions. Nothing of the
+        /// session is left; a later call asks again.
+        case connectTimedOut
         /// A value could not be encoded, or a message could not be decoded as
         /// the type asked.
         case codingFailed

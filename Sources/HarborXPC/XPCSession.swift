@@ -1,4 +1,5 @@
 // HarborXPC — a client's session with a named service.
+import Dispatch
 import HarborBootstrap
 import HarborCoding
 import HarborPorts
@@ -37,7 +38,11 @@ public final class XPCSession: Sendable {
     public let service: String
     private let bootstrap: BootstrapClient
     private let requirement: XPCPeerRequirement?
+    /// How long a connect waits for the listener's answer; nil: no deadline.
+    private let connectTimeout: Duration?
     private let cancellationHandler: (@Sendable (XPCRichError) -> Void)?
+    /// Where the reply and cancellation handlers run.
+    private let runner: HandlerRunner
     private let state = HarborLock(SessionState())
     private let monitor: SessionMonitor
     /// The session's reply port: numbered calls' replies come here.
@@ -80,6 +85,10 @@ public final class XPCSession: Sendable {
     ///
     /// - Parameters:
     ///   - machService: the harbord name (XPC's Mach service name).
+    ///   - target: where the reply handlers (``send(_:replyHandler:)``) and
+    ///     the cancellation handler run, one at a time;
+    ///     ``XPCHandlerTarget/ownThread`` by default (a reply handler on
+    ///     its call's thread, the cancellation handler on the cancelling one).
     ///   - requirement: checked on the service's answers (the session's
     ///     acceptance and every reply), on the kernel's word about their
     ///     sender: XPC's `setPeerRequirement(_:)`. A reply that fails it
@@ -87,20 +96,29 @@ public final class XPCSession: Sendable {
     ///     the session.
     ///   - bootstrap: the name server client; `nil` connects as
     ///     `BootstrapClient()` does.
-    ///   - cancellationHandler: called once when the session is cancelled
-    ///     (``cancel(reason:)``, a requirement failed, or the listener ended it).
+    ///   - connectTimeout: how long each connect (this one, and each after
+    ///     an interruption) waits for the listener to answer; nil (the
+    ///     default) waits without a deadline, as XPC does. A connect that
+    ///     times out throws ``XPCRichError/Code/connectTimedOut``.
+    ///   - cancellationHandler: called once, on `target`, when the session is
+    ///     cancelled (``cancel(reason:)``, a requirement failed, or the listener ended it).
     /// - Throws: ``XPCRichError/Code/serviceNotFound`` (no such name),
+    ///   ``XPCRichError/Code/connectTimedOut`` (no answer within `connectTimeout`),
     ///   ``XPCRichError/Code/sessionRejected`` (the listener rejected it),
     ///   ``XPCRichError/Code/peerRequirementNotMet`` (a requirement on
     ///   either side failed), ``XPCRichError/Code/connectionInterrupted``
     ///   (the service died while asked).
     public init(
         machService: String,
+        target: XPCHandlerTarget = .ownThread,
         requirement: XPCPeerRequirement? = nil,
         bootstrap: BootstrapClient? = nil,
+        connectTimeout: Duration? = nil,
         cancellationHandler: (@Sendable (XPCRichError) -> Void)? = nil
     ) throws(XPCRichError) {
         service = machService
+        self.connectTimeout = connectTimeout
+        runner = HandlerRunner(target, label: "XPCSession \(machService)")
         self.requirement = requirement
         self.cancellationHandler = cancellationHandler
         do {
@@ -119,6 +137,29 @@ public final class XPCSession: Sendable {
             throw XPCRichError(.connectionInvalid, "no thread for the session: \(error)")
         }
         _ = try currentRight()
+    }
+
+    /// Looks `machService` up and opens a session whose handlers run on
+    /// `targetQueue`: XPC's `init(machService:targetQueue:…)`.
+    ///
+    /// - Parameters:
+    ///   - targetQueue: the queue the reply and cancellation handlers run
+    ///     on (``XPCHandlerTarget/queue(_:)``), one at a time; `nil`:
+    ///     ``XPCHandlerTarget/ownThread``.
+    ///   - machService, requirement, bootstrap, connectTimeout, cancellationHandler: as
+    ///     ``init(machService:target:requirement:bootstrap:connectTimeout:cancellationHandler:)``.
+    /// - Throws: what that initializer throws.
+    public convenience init(
+        machService: String,
+        targetQueue: DispatchQueue?,
+        requirement: XPCPeerRequirement? = nil,
+        bootstrap: BootstrapClient? = nil,
+        connectTimeout: Duration? = nil,
+        cancellationHandler: (@Sendable (XPCRichError) -> Void)? = nil
+    ) throws(XPCRichError) {
+        try self.init(machService: machService, target: targetQueue.map { .queue($0) } ?? .ownThread,
+                      requirement: requirement, bootstrap: bootstrap, connectTimeout: connectTimeout,
+                      cancellationHandler: cancellationHandler)
     }
 
     deinit {
@@ -154,10 +195,18 @@ public final class XPCSession: Sendable {
     }
 
     /// Sends `message` and calls `replyHandler` with its reply decoded as
-    /// `Reply`, or the error, on a thread of its own (XPC's
-    /// `send(_:replyHandler:)`).
+    /// `Reply`, or the error, on the session's target (XPC's
+    /// `send(_:replyHandler:)`); the call waits on a thread of its own.
     public func send<Message: Encodable, Reply: Decodable & Sendable>(
         _ message: Message,
+        replyHandler: @escaping @Sendable (Result<Reply, any Error>) -> Void
+    ) {
+        send(message, on: runner, replyHandler: replyHandler)
+    }
+
+    /// ``send(_:replyHandler:)`` with its handler run by `runner`.
+    private func send<Message: Encodable, Reply: Decodable & Sendable>(
+        _ message: Message, on runner: HandlerRunner,
         replyHandler: @escaping @Sendable (Result<Reply, any Error>) -> Void
     ) {
         let encoded: Result<HarborPorts.Message, XPCRichError>
@@ -165,20 +214,25 @@ public final class XPCSession: Sendable {
         let box = MessageBox(encoded)
         do {
             try SystemThread.spawn { [self] in
-                replyHandler(Result { () throws(XPCRichError) -> Reply in
+                let result = Result { () throws(XPCRichError) -> Reply in
                     try self.call(box.take()).decode(as: Reply.self)
-                }.mapError { $0 as any Error })
+                }.mapError { $0 as any Error }
+                runner.run { replyHandler(result) }
             }.detach()
         } catch {
-            replyHandler(.failure(XPCRichError(.connectionInvalid, "no thread for the call: \(error)")))
+            let failure = XPCRichError(.connectionInvalid, "no thread for the call: \(error)")
+            runner.post { replyHandler(.failure(failure)) }
         }
     }
 
     /// Sends `message` and returns its reply decoded as `Reply`: the async
-    /// form of ``send(_:replyHandler:)``.
+    /// form of ``send(_:replyHandler:)``. It resumes from the call's own
+    /// thread, whatever the session's target.
     public func send<Message: Encodable, Reply: Decodable & Sendable>(_ message: Message) async throws -> Reply {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Reply, any Error>) in
-            send(message) { (result: Result<Reply, any Error>) in continuation.resume(with: result) }
+            send(message, on: HandlerRunner(.ownThread, label: "")) { (result: Result<Reply, any Error>) in
+                continuation.resume(with: result)
+            }
         }
     }
 
@@ -187,7 +241,8 @@ public final class XPCSession: Sendable {
     /// Cancels the session (XPC's `cancel(reason:)`): pending calls throw
     /// ``XPCRichError/Code/connectionInvalid``, the listener's side ends
     /// (its cancellation handler runs), and the cancellation handler runs
-    /// once with `reason`.
+    /// once with `reason`: before this returns with
+    /// ``XPCHandlerTarget/ownThread``, else queued on the target.
     public func cancel(reason: String) {
         end(XPCRichError(.connectionInvalid, "cancelled: \(reason)"), notify: true)
     }
@@ -205,7 +260,7 @@ public final class XPCSession: Sendable {
         for wake in pending { try? wake.send(Message(id: XPCWire.wake), timeout: .zero) }
         wakeCallers(parkers, receiving: receiving)
         monitor.stop()
-        if notify { cancellationHandler?(error) }
+        if notify, let cancellationHandler { runner.post { cancellationHandler(error) } }
     }
 
     // MARK: The connection
@@ -246,7 +301,12 @@ public final class XPCSession: Sendable {
         var request = Message(id: XPCWire.connect)
         request.attach(replyPort.makeSendRight())
         do {
-            reply = try service.sendAndReceive(request)
+            reply = try service.sendAndReceive(request, timeout: connectTimeout)
+        } catch where error.code == .timedOut {
+            // The request's reply right dies with its port: a listener that
+            // answers later finds no client and lets the session go.
+            throw XPCRichError(.connectTimedOut, "\(self.service) did not answer the session request within "
+                               + "\(connectTimeout.map { "\($0)" } ?? "its timeout")")
         } catch {
             throw XPCRichError(.connectionInterrupted, "\(self.service) is gone: \(error.code)")
         }
@@ -272,11 +332,12 @@ public final class XPCSession: Sendable {
         if reply.id == XPCWire.failure {
             throw Self.failure(reply.text)
         }
-        if let requirement, !requirement.isSatisfied(by: reply.trailer.sender) {
-            let error = XPCRichError(.peerRequirementNotMet,
-                                     "the service, \(reply.trailer.sender), does not meet the requirement \(requirement)")
-            end(error, notify: true)
-            throw error
+        do throws(XPCRichError) {
+            try requirement?.check(reply.trailer.sender)
+        } catch {
+            let refusal = XPCRichError(error.code, "the service: \(error.reason)")
+            end(refusal, notify: true)
+            throw refusal
         }
     }
 

@@ -12,11 +12,51 @@ import HarborXPC
 // snippet: xpc-interfaces
 import HarborXPC
 // end snippet
+// snippet: xpc-targets
+import Dispatch
+import HarborRunLoop
+import HarborXPC
+// end snippet
 
 extension GuideSnippetSources {
     struct Tick: Codable {}
     struct Ask: Codable { var offset: Int }
     struct Now: Codable { var seconds: Int }
+
+    actor ClockActor {
+        func now(offset: Int) -> Now { Now(seconds: 42 + offset) }
+    }
+
+    static func xpcTargets() throws {
+        // snippet: xpc-targets
+
+        // A dispatch queue, as XPC's targetQueue:
+        let queue = DispatchQueue(label: "com.example.clock")
+        let listener = try XPCListener(service: "com.example.clock", targetQueue: queue) { request in
+            request.accept { message in
+                dispatchPrecondition(condition: .onQueue(queue))
+                return Now(seconds: 42)
+            }
+        }
+
+        // A run loop: handlers run on its thread, beside its timers and sources.
+        let worker = LoopWorker(name: "clock")
+        let session = try XPCSession(machService: "com.example.clock", target: .loop(worker.loop)) { error in
+            print("ended: \(error)")                                  // on the worker's thread
+        }
+        session.send(Ask(offset: 1)) { (result: Result<Now, any Error>) in print(result) }   // there too
+
+        // Swift concurrency: an async handler may await an actor.
+        let clock = ClockActor()
+        let concurrent = try XPCListener(service: "com.example.clock2") { request in
+            request.accept { message async -> (any Encodable & Sendable)? in
+                guard let ask = try? message.decode(as: Ask.self) else { return nil }
+                return await clock.now(offset: ask.offset)
+            }
+        }
+        // end snippet
+        _ = (listener, session, concurrent)
+    }
 
     static func xpcOverview() async throws {
         // snippet: xpc-overview
