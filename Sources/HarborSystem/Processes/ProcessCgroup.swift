@@ -1,4 +1,5 @@
 // Harbor — the cgroup (v2) a process runs in, and the systemd unit that names it.
+import CHarborLinux
 import Glibc
 import SystemPackage
 
