@@ -44,7 +44,8 @@ extension XPCListener {
         /// Accepts the session with a message handler and a cancellation
         /// handler, called once, on the listener's ``XPCHandlerTarget``,
         /// when the session ends (the client cancelled it, went away or
-        /// died, or the listener was cancelled).
+        /// died, the listener was cancelled, or a reply waited in vain for
+        /// the client to read: ``XPCRichError/Code/replyTimedOut``).
         public func accept(
             incomingMessageHandler: @escaping @Sendable (XPCReceivedMessage) -> (any Encodable)?,
             cancellationHandler: (@Sendable (XPCRichError) -> Void)?

@@ -13,6 +13,9 @@ struct ListenerLoop: Sendable {
     var interface: XPCInterface? = nil
     /// Where the handlers run (XPCHandlerTarget.swift); defaulted, as `interface`.
     var target: XPCHandlerTarget = .ownThread
+    /// How long a numbered call's reply waits for room in the client's
+    /// reply port before the session ends; defaulted, as `interface`.
+    var replyTimeout: Duration = XPCListener.defaultReplyTimeout
     let handler: @Sendable (XPCListener.IncomingSessionRequest) -> XPCListener.IncomingSessionRequest.Decision
     let adopt: @Sendable (PortName, SessionWake) -> Bool
     let ended: @Sendable (PortName) -> Void
@@ -53,7 +56,7 @@ struct ListenerLoop: Sendable {
                 let session = XPCListenerSession(peer: peer, requirement: requirement,
                                                  replies: Self.replyPort(of: &message, peer: peer),
                                                  runner: HandlerRunner(target, label: "XPCListener session"),
-                                                 handler: messageHandler, cancellation: cancellation)
+                                                 replyTimeout: replyTimeout, handler: messageHandler, cancellation: cancellation)
                 // A send-once right wakes the session at cancel(): it does
                 // not count as a sender, so the client's right stays the
                 // only one and its going is the session's no-senders.

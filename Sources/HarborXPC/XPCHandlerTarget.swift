@@ -5,7 +5,8 @@ import HarborRunLoop
 /// Where a listener's or a session's handlers run (XPC's `targetQueue:`,
 /// and a Harbor run loop): the listener's incoming-session handler, each
 /// session's message handler and cancellation handler, and a client
-/// session's reply handlers and cancellation handler.
+/// session's reply handlers, cancellation handler and its subscriptions'
+/// event handlers (``XPCSubscription/setEventHandler(_:)``).
 ///
 /// ```swift
 /// let worker = LoopWorker(name: "clock")
@@ -34,7 +35,8 @@ import HarborRunLoop
 public enum XPCHandlerTarget: Sendable {
     /// Harbor's default: the listener decides session requests on its own
     /// thread, each session runs its handlers on the thread that serves
-    /// it, and each reply handler runs on a thread of its own.
+    /// it, each reply handler runs on a thread of its own, and each
+    /// subscription's event handler on the thread that receives its events.
     case ownThread
     /// A dispatch queue (XPC's `targetQueue:`): handlers run on a serial
     /// queue of the listener's or session's own that targets this one, so

@@ -32,6 +32,14 @@ public final class XPCListener: Sendable {
     private let sessions = HarborLock<[PortName: SessionWake]>([:])
     private let cancelled = HarborLock(false)
 
+    /// How long a numbered call's reply waits for room in a client's full
+    /// reply port before the listener drops it and ends that session with
+    /// ``XPCRichError/Code/replyTimedOut``, unless the listener's
+    /// `replyTimeout:` says otherwise: 10 seconds, far beyond a client that
+    /// reads (its reply port holds five replies), short enough that a
+    /// client that stopped reading holds a thread only that long.
+    public static let defaultReplyTimeout: Duration = .seconds(10)
+
     /// Checks `service` in and starts accepting sessions.
     ///
     /// - Parameters:
@@ -48,6 +56,13 @@ public final class XPCListener: Sendable {
     ///     (``XPCInterface``, usually ``XPCMethodRouter/interface``): it
     ///     answers ``XPCInterface/introspect(_:bootstrap:timeout:)`` with it,
     ///     to any process `requirement` admits. `nil` publishes none.
+    ///   - replyTimeout: how long a numbered call's reply (``XPCSession/sendSync(_:)``
+    ///     and the other waiting forms) waits for room in the client's reply
+    ///     port, full because the client stopped reading it; then the reply
+    ///     is dropped and the session ends with
+    ///     ``XPCRichError/Code/replyTimedOut`` (its cancellation handler runs),
+    ///     so such a client cannot hold its session's thread.
+    ///     ``defaultReplyTimeout`` by default.
     ///   - incomingSessionHandler: decides each session request, on `target`.
     /// - Throws: ``XPCRichError/Code/serviceNotFound`` if harbord cannot be
     ///   reached or refuses the check-in (the reason says why).
@@ -57,6 +72,7 @@ public final class XPCListener: Sendable {
         requirement: XPCPeerRequirement? = nil,
         bootstrap: BootstrapClient? = nil,
         interface: XPCInterface? = nil,
+        replyTimeout: Duration = XPCListener.defaultReplyTimeout,
         incomingSessionHandler: @escaping @Sendable (IncomingSessionRequest) -> IncomingSessionRequest.Decision
     ) throws(XPCRichError) {
         self.service = service
@@ -68,7 +84,7 @@ public final class XPCListener: Sendable {
         }
         let port = self.port
         let owner = ListenerLoop(port: port, requirement: requirement, interface: interface, target: target,
-                                 handler: incomingSessionHandler,
+                                 replyTimeout: replyTimeout, handler: incomingSessionHandler,
                                  adopt: { [weak self] name, wake in self?.adopt(name, wake) ?? false },
                                  ended: { [weak self] name in self?.ended(name) })
         do {
@@ -87,7 +103,8 @@ public final class XPCListener: Sendable {
     ///     session serially; `nil` runs them on threads of their own
     ///     (``XPCHandlerTarget/ownThread``).
     ///   - service, requirement, bootstrap, interface, incomingSessionHandler:
-    ///     as ``init(service:target:requirement:bootstrap:interface:incomingSessionHandler:)``.
+    ///     as ``init(service:target:requirement:bootstrap:interface:replyTimeout:incomingSessionHandler:)``;
+    ///     the reply timeout is ``defaultReplyTimeout``.
     /// - Throws: ``XPCRichError/Code/serviceNotFound`` if harbord cannot be
     ///   reached or refuses the check-in.
     public convenience init(

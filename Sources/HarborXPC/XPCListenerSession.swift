@@ -5,7 +5,10 @@ import HarborSystem
 /// The listener's side of one session: the port made for it (the client
 /// holds the only send right outside this process) and the thread that
 /// serves it, one message at a time, each handled on the session's
-/// ``HandlerRunner`` while the thread waits.
+/// ``HandlerRunner`` while the thread waits. A numbered call's reply that
+/// waits longer than `replyTimeout` for room in the client's reply port
+/// ends the session (``XPCRichError/Code/replyTimedOut``): a client that
+/// stops reading cannot hold the thread.
 final class XPCListenerSession: Sendable {
     let port: ReceiveRight
     let peer: ProcessIdentity
@@ -18,11 +21,22 @@ final class XPCListenerSession: Sendable {
     let replies: SendRight?
     /// Where the handlers run (the listener's ``XPCHandlerTarget``, serial for this session).
     let runner: HandlerRunner
+    /// How long a numbered call's reply waits for room in `replies`.
+    let replyTimeout: Duration
+    /// Why the session ends because a reply waited in vain, once one did.
+    private let stalled = HarborLock<XPCRichError?>(nil)
+    /// Wakes the session's thread when a reply sent after its handler
+    /// returned waited in vain (a send-once right: not a sender, and not
+    /// held to the queue limit a client's flood fills).
+    private let stallWake: SessionWake
 
     init(peer: ProcessIdentity, requirement: XPCPeerRequirement?, replies: SendRight?, runner: HandlerRunner,
+         replyTimeout: Duration,
          handler: @escaping @Sendable (XPCReceivedMessage) -> (any Encodable)?,
          cancellation: (@Sendable (XPCRichError) -> Void)?) {
         port = ReceiveRight()
+        stallWake = SessionWake(port.makeSendOnceRight())
+        self.replyTimeout = replyTimeout
         self.peer = peer
         self.requirement = requirement
         self.handler = handler
@@ -39,6 +53,10 @@ final class XPCListenerSession: Sendable {
         let me = ProcessIdentity.current.pid
         let end: XPCRichError
         serving: while true {
+            if let stalled = stalled.withLock({ $0 }) {
+                end = stalled
+                break
+            }
             let message: Message
             do { message = try port.receive() } catch {
                 end = XPCRichError(.connectionInvalid, "the session port failed: \(error.code)")
@@ -56,7 +74,7 @@ final class XPCListenerSession: Sendable {
                 end = XPCRichError(.connectionInvalid, "the client cancelled the session")
                 break serving
             case XPCWire.wake where message.trailer.sender.pid == me:
-                end = XPCRichError(.connectionInvalid, "the listener was cancelled")
+                end = stalled.withLock { $0 } ?? XPCRichError(.connectionInvalid, "the listener was cancelled")
                 break serving
             case XPCWire.message, XPCWire.request, XPCWire.subscribe:
                 handle(XPCReceivedMessage(message))
@@ -76,7 +94,18 @@ final class XPCListenerSession: Sendable {
     private func handleCall(_ message: consuming Message) {
         guard let replies, let number = XPCWire.takeNumber(from: &message) else { return }
         _ = message.takeReplyRight()
-        handle(XPCReceivedMessage(message, route: .init(right: replies, number: number)))
+        let route = XPCReceivedMessage.NumberedReply(right: replies, number: number, timeout: replyTimeout) {
+            [weak self] error in self?.stall(error)
+        }
+        handle(XPCReceivedMessage(message, route: route))
+    }
+
+    /// A reply waited in vain for room in the client's reply port: the
+    /// session ends with `error` once its handler returns, or at once if
+    /// its thread waits for a message (a reply sent later, off the handler).
+    private func stall(_ error: XPCRichError) {
+        stalled.withLock { if $0 == nil { $0 = error } }
+        stallWake.fire()
     }
 
     /// Judges `received` by its sender here, then runs the handler on the

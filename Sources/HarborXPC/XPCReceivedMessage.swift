@@ -29,10 +29,15 @@ public final class XPCReceivedMessage: Sendable {
     public let isSubscriptionRequest: Bool
 
     /// Where a numbered call's reply goes: the client's session reply port,
-    /// and the call's number, sent back with the reply.
+    /// and the call's number, sent back with the reply; how long the reply
+    /// waits for room there, and what ends the session when it waited in vain.
     struct NumberedReply: Sendable {
         let right: SendRight
         let number: UInt64
+        /// The listener's reply timeout.
+        let timeout: Duration
+        /// Ends the session with the error: its client stopped reading.
+        let stalled: @Sendable (XPCRichError) -> Void
     }
 
     /// The message and, for a numbered call, its reply route, until answered.
@@ -83,6 +88,13 @@ public final class XPCReceivedMessage: Sendable {
     /// call through the session's reply port, with its number; any other
     /// message through the send-once reply right it carried. A second reply, or a reply to a
     /// message that expects none, throws ``XPCRichError/Code/noReply``.
+    ///
+    /// A numbered call's reply waits at most the listener's reply timeout
+    /// (``XPCListener/defaultReplyTimeout`` unless its `replyTimeout:`
+    /// says) for room in the client's reply port: a client that stopped
+    /// reading it then loses the reply and its session (which ends, its
+    /// cancellation handler getting the error), and this throws
+    /// ``XPCRichError/Code/replyTimedOut``. A send-once reply never waits.
     public func reply(_ value: some Encodable) throws(XPCRichError) {
         let reply: Message
         do {
@@ -129,8 +141,15 @@ public final class XPCReceivedMessage: Sendable {
         }) {
             XPCWire.append(route.number, to: &reply)
             do {
-                try route.right.send(reply)
+                try route.right.send(reply, timeout: route.timeout)
                 return
+            } catch where error.code == .timedOut {
+                // A client that stops reading its reply port may not hold
+                // the session's thread: the reply goes, and the session.
+                let stalled = XPCRichError(.replyTimedOut, "the client took no reply for \(route.timeout): "
+                                           + "its reply port stayed full")
+                route.stalled(stalled)
+                throw stalled
             } catch {
                 throw XPCRichError(.connectionInterrupted, "the sender is gone: \(error.code)")
             }

@@ -37,6 +37,11 @@ public struct XPCRichError: Error, Hashable, Sendable, CustomStringConvertible {
         /// service is stopped, or too busy to take sessions. Nothing of the
         /// session is left; a later call asks again.
         case connectTimedOut
+        /// A numbered call's reply waited longer than the listener's reply
+        /// timeout for room in the client's full reply port (the client
+        /// stopped reading it): the reply was dropped and the listener ended
+        /// the session (``XPCListener`` `replyTimeout:`).
+        case replyTimedOut
         /// A value could not be encoded, or a message could not be decoded as
         /// the type asked.
         case codingFailed

@@ -46,6 +46,6 @@ extension XPCSession {
         message.attach(port.makeSendRight())
         message.attach(port.makeSendOnceRight())
         _ = try callThroughOwnPort(message)
-        return XPCSubscription(port: port, service: service)
+        return XPCSubscription(port: port, service: service, runner: runner)
     }
 }

@@ -42,7 +42,8 @@ public final class XPCSession: Sendable {
     private let connectTimeout: Duration?
     private let cancellationHandler: (@Sendable (XPCRichError) -> Void)?
     /// Where the reply and cancellation handlers run.
-    private let runner: HandlerRunner
+    /// Where the handlers run: replies, cancellation, subscriptions' events.
+    let runner: HandlerRunner
     private let state = HarborLock(SessionState())
     private let monitor: SessionMonitor
     /// The session's reply port: numbered calls' replies come here.
@@ -85,10 +86,12 @@ public final class XPCSession: Sendable {
     ///
     /// - Parameters:
     ///   - machService: the harbord name (XPC's Mach service name).
-    ///   - target: where the reply handlers (``send(_:replyHandler:)``) and
-    ///     the cancellation handler run, one at a time;
-    ///     ``XPCHandlerTarget/ownThread`` by default (a reply handler on
-    ///     its call's thread, the cancellation handler on the cancelling one).
+    ///   - target: where the reply handlers (``send(_:replyHandler:)``),
+    ///     the cancellation handler and the event handlers of its
+    ///     subscriptions (``XPCSubscription/setEventHandler(_:)``) run, one
+    ///     at a time; ``XPCHandlerTarget/ownThread`` by default (a reply
+    ///     handler on its call's thread, the cancellation handler on the
+    ///     cancelling one, an event handler on its subscription's thread).
     ///   - requirement: checked on the service's answers (the session's
     ///     acceptance and every reply), on the kernel's word about their
     ///     sender: XPC's `setPeerRequirement(_:)`. A reply that fails it
@@ -143,8 +146,8 @@ public final class XPCSession: Sendable {
     /// `targetQueue`: XPC's `init(machService:targetQueue:…)`.
     ///
     /// - Parameters:
-    ///   - targetQueue: the queue the reply and cancellation handlers run
-    ///     on (``XPCHandlerTarget/queue(_:)``), one at a time; `nil`:
+    ///   - targetQueue: the queue the reply, cancellation and subscription
+    ///     event handlers run on (``XPCHandlerTarget/queue(_:)``), one at a time; `nil`:
     ///     ``XPCHandlerTarget/ownThread``.
     ///   - machService, requirement, bootstrap, connectTimeout, cancellationHandler: as
     ///     ``init(machService:target:requirement:bootstrap:connectTimeout:cancellationHandler:)``.

@@ -17,7 +17,8 @@ import HarborSystem
 /// calling thread; the subscription is an `AsyncSequence` (each `next()`
 /// waits on a thread of its own, so it never blocks the concurrency pool,
 /// and cancelling the task cancels the subscription);
-/// ``setEventHandler(_:)`` calls a handler on a thread of its own.
+/// ``setEventHandler(_:)`` calls a handler on the session's
+/// ``XPCHandlerTarget``.
 ///
 /// **Ends are typed.** When the publisher (or its process, even by SIGKILL)
 /// goes without ending the stream, the send-once right it held for the end
@@ -30,8 +31,9 @@ import HarborSystem
 /// send-once right this subscription gave it, so it arrives even at a full
 /// port.
 ///
-/// Releasing the subscription destroys its port: the publisher hears of it
-/// (a dead-name notification) and ends the subscription. A subscription
+/// ``cancel()``, or releasing the subscription, destroys its port: the
+/// publisher hears of it at once (a dead-name notification) and ends the
+/// subscription there. A subscription
 /// is independent of the session that made it: cancelling the session
 /// leaves it running.
 ///
@@ -39,15 +41,16 @@ import HarborSystem
 public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
     /// The name of the service that publishes the stream.
     public let service: String
-    private let port: ReceiveRight
-    private let stop: SessionWake
+    private let port: SubscriberPort
+    /// Where ``setEventHandler(_:)``'s handler runs: the session's target.
+    private let runner: HandlerRunner
     private let ended = HarborLock<XPCRichError?>(nil)
     private let cancelled = HarborLock(false)
 
-    init(port: consuming ReceiveRight, service: String) {
+    init(port: consuming ReceiveRight, service: String, runner: HandlerRunner) {
         self.service = service
-        stop = SessionWake(port.makeSendOnceRight())  // not a sender: the publisher's right stays the only one
-        self.port = port
+        self.port = SubscriberPort(port)
+        self.runner = runner
     }
 
     /// Waits for the next event.
@@ -62,11 +65,14 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
         let me = ProcessIdentity.current.pid
         while true {
             if wasCancelled { throw finish(XPCRichError(.connectionInvalid, "the subscription was cancelled")) }
-            var message: Message
+            let received: Message?
             do {
-                message = try port.receive()
+                received = try port.receive()
             } catch {
                 throw finish(XPCRichError(.connectionInvalid, "the subscription's port failed: \(error.code)"))
+            }
+            guard var message = received else {  // cancelled: the port is gone
+                throw finish(XPCRichError(.connectionInvalid, "the subscription was cancelled"))
             }
             if wasCancelled { throw finish(XPCRichError(.connectionInvalid, "the subscription was cancelled")) }
             if let notification = message.notification {
@@ -95,32 +101,49 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
         }
     }
 
-    /// Ends the subscription here: a waiting ``next()`` throws
-    /// ``XPCRichError/Code/connectionInvalid``, and so does every later
-    /// one (events still queued are not given). Never waits. The publisher
-    /// ends its side when the subscription is released.
+    /// Ends the subscription, here and at the publisher: a waiting
+    /// ``next()`` throws ``XPCRichError/Code/connectionInvalid``, and so
+    /// does every later one (events still queued are not given). The
+    /// subscription's port is destroyed now (or, with a ``next()``
+    /// waiting, as soon as that returns), so the publisher hears of it at
+    /// once (a dead-name notification), while this object still exists:
+    /// its count drops, the subscription's backlog, thread and right there
+    /// go, and nothing published after reaches this process. Never waits;
+    /// a second call does nothing.
     public func cancel() {
         cancelled.withLock { $0 = true }
-        stop.fire()
+        port.close()
     }
 
     /// Whether ``cancel()`` was called.
     var wasCancelled: Bool { cancelled.withLock { $0 } }
 
-    /// Calls `handler` with each event, in order, on a thread of its own,
-    /// and once more with the error that ended the stream (a
-    /// `.codingFailed` event does not end it).
+    /// Calls `handler` with each event, in order, and once more with the
+    /// error that ended the stream (a `.codingFailed` event does not end
+    /// it), on the ``XPCHandlerTarget`` of the session that made the
+    /// subscription (with ``XPCHandlerTarget/ownThread``, on a thread of
+    /// the subscription's own). The events are received on a thread of
+    /// their own, which hands each to the target and waits for the handler
+    /// before it takes the next (as a session's messages are): one at a
+    /// time, in order, and unread events stay held to the port's queue
+    /// limit (the publisher's policy then applies). On a loop target whose
+    /// thread has ended nothing runs: the subscription is cancelled.
     /// - Throws: ``XPCRichError/Code/connectionInvalid`` if no thread can be made.
     public func setEventHandler(_ handler: @escaping @Sendable (Result<Event, XPCRichError>) -> Void) throws(XPCRichError) {
+        let runner = self.runner
         do {
             try SystemThread.spawn { [self] in
                 while true {
+                    let result: Result<Event, XPCRichError>
                     do throws(XPCRichError) {
-                        handler(.success(try next()))
-                    } catch where error.code == .codingFailed {
-                        handler(.failure(error))
+                        result = .success(try next())
                     } catch {
-                        handler(.failure(error))
+                        result = .failure(error)
+                    }
+                    let ran = runner.run { handler(result) }
+                    if case .failure(let error) = result, error.code != .codingFailed { return }
+                    if !ran {
+                        cancel()  // the target is gone: nothing can take the events
                         return
                     }
                 }

@@ -199,5 +199,45 @@ extension XPCTests {
             session.cancel(reason: "done")
             listener.cancel()
         }
+
+        /// X21: a subscription's event handler runs on the target queue of
+        /// the session that made it (the queue's specific value is seen),
+        /// one event at a time, in order, and so does its last call, with
+        /// the error that ended the stream.
+        @Test func X21_aSubscriptionsEventHandlerRunsOnTheSessionsTargetQueue() throws {
+            let harbord = PrivateHarbord()
+            let bootstrap = try harbord.client()
+            let key = DispatchSpecificKey<String>()
+            let clientQueue = DispatchQueue(label: "x21.events", attributes: .concurrent)
+            clientQueue.setSpecific(key: key, value: "client")
+            let onQueue: @Sendable () -> Bool = { DispatchQueue.getSpecific(key: key) == "client" }
+            let ticks = try XPCPublisher<Tick>(policy: .wait(keep: 100, timeout: .seconds(10)))
+            let listener = try publishing("com.example.x21s", ticks, bootstrap: bootstrap)
+            let session = try XPCSession(machService: "com.example.x21s", targetQueue: clientQueue, bootstrap: bootstrap)
+            let subscription = try session.subscribe(Ask(op: "subscribe", n: 0), as: Tick.self)
+            let events = Observations()
+            let ended = Latch<(XPCRichError.Code, Bool)>()
+            try subscription.setEventHandler { result in
+                switch result {
+                case .success(let tick):
+                    events.enter(tick.n, onTarget: onQueue())
+                    usleep(2_000)
+                    events.leave()
+                case .failure(let error):
+                    ended.set((error.code, onQueue()))
+                }
+            }
+            for n in 0..<10 { ticks.publish(Tick(n: n)) }
+            #expect(waitUntil(.seconds(10)) { events.order.count == 10 } != nil, "events: \(events.order)")
+            #expect(events.order == Array(0..<10), "events out of order: \(events.order)")
+            #expect(events.onTarget.count == 10 && events.onTarget.allSatisfy { $0 },
+                    "event handlers off the session's queue: \(events.onTarget)")
+            #expect(events.mostInside == 1, "a subscription's event handlers overlapped on a concurrent target queue")
+            ticks.cancel(reason: "done")
+            let end = ended.wait()
+            #expect(end?.0 == .connectionInvalid && end?.1 == true, "the stream's end: \(String(describing: end))")
+            session.cancel(reason: "done")
+            listener.cancel()
+        }
     }
 }

@@ -1,4 +1,4 @@
-// HarborXPC tests — subscriptions: a publisher's stream, each subscriber on its own port (X09–X13).
+// HarborXPC tests — subscriptions: a publisher's stream, each subscriber on its own port (X09–X13, X24).
 import Glibc
 import HarborBootstrap
 import HarborSystem
@@ -280,6 +280,53 @@ extension XPCTests {
             #expect(waitUntil { ticks.subscriberCount == 1 } != nil)
             #expect((try? session.subscribe(Ask(op: "subscribe", n: 0), as: Tick.self)) != nil, "no room again")
             _ = held
+            session.cancel(reason: "done")
+            listener.cancel()
+        }
+
+        /// X24: `cancel()` ends the subscription at the publisher at once,
+        /// while the subscriber still holds the subscription object: the
+        /// publisher's count drops within a bounded time (its stream, thread
+        /// and right go), events published after reach nobody, and the
+        /// subscription throws `connectionInvalid`; the same with a `next()`
+        /// waiting on another thread when it is cancelled (woken, then the
+        /// port goes).
+        @Test func X24_cancelEndsTheSubscriptionAtThePublisherWhileTheObjectLives() throws {
+            let harbord = PrivateHarbord()
+            let bootstrap = try harbord.client()
+            let ticks = try XPCPublisher<Tick>()
+            let listener = try publishing("com.example.x24", ticks, bootstrap: bootstrap)
+            let session = try XPCSession(machService: "com.example.x24", bootstrap: bootstrap)
+
+            // Nobody waiting in next().
+            let idle = try session.subscribe(Ask(op: "subscribe", n: 0), as: Tick.self)
+            #expect(ticks.subscriberCount == 1)
+            ticks.publish(Tick(n: 0))
+            #expect(try idle.next().n == 0)
+            idle.cancel()
+            let idleGone = waitUntil(.seconds(2)) { ticks.subscriberCount == 0 }
+            #expect(idleGone != nil, "the publisher still counts a cancelled subscription that is held")
+            ticks.publish(Tick(n: 1))
+            #expect(ticks.subscriberCount == 0)
+            #expect(xpcCode { _ = try idle.next() } == .connectionInvalid)
+
+            // A next() waiting on another thread.
+            let waiting = try session.subscribe(Ask(op: "subscribe", n: 0), as: Tick.self)
+            #expect(ticks.subscriberCount == 1)
+            let woken = Latch<XPCRichError.Code>()
+            let reader = SystemThread.start {
+                woken.set(xpcCode { _ = try waiting.next() } ?? .noReply)
+            }
+            usleep(50_000)  // let it wait
+            waiting.cancel()
+            #expect(woken.wait(.seconds(2)) == .connectionInvalid, "the waiting next() was not woken")
+            reader.join()
+            let waitingGone = waitUntil(.seconds(2)) { ticks.subscriberCount == 0 }
+            #expect(waitingGone != nil, "the publisher still counts a cancelled subscription that is held")
+            ticks.publish(Tick(n: 2))
+            #expect(xpcCode { _ = try waiting.next() } == .connectionInvalid)
+
+            withExtendedLifetime((idle, waiting)) {}  // both held to the end
             session.cancel(reason: "done")
             listener.cancel()
         }
