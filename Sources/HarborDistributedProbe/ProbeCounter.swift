@@ -60,6 +60,16 @@ public distributed actor ProbeCounter {
         waiting = []
     }
 
+    /// Returns `value`: a generic function, its parameter substituted by
+    /// the caller's type (D09).
+    public distributed func echo<Value: Codable & Sendable>(_ value: Value) -> Value { value }
+
+    /// The names of `a`'s and `b`'s types: a function of two generic
+    /// parameters (D09).
+    public distributed func pair<A: Codable & Sendable, B: Codable & Sendable>(_ a: A, _ b: B) -> String {
+        "\(A.self) \(B.self)"
+    }
+
     /// The serving process's id.
     public distributed func processID() -> Int32 { ProcessIdentity.current.pid }
 
