@@ -232,11 +232,16 @@ extension HarborActorSystem {
             var reader = try MessageValueReader(message, userInfo: codingUserInfo)
             let header = try reader.next(InvocationHeader.self)
             // The runtime finds a function by its name alone and would run
-            // another type's function on this actor: only this type's run.
-            guard header.target.hasPrefix(targetPrefix) else {
-                throw HarborActorSystemError(.unknownTarget, "\(header.target) is not a function of \(type(of: actor))")
+            // another type's function on this actor: only this type's run,
+            // and a protocol stub's (D10) as this type's own.
+            var selfType: (any Any.Type)?
+            if !header.target.hasPrefix(targetPrefix) {
+                guard StubCall.isStubCall(header) else {
+                    throw HarborActorSystemError(.unknownTarget, "\(header.target) is not a function of \(type(of: actor))")
+                }
+                selfType = type(of: actor)
             }
-            var decoder = HarborInvocationDecoder(reader: reader, header: header)
+            var decoder = HarborInvocationDecoder(reader: reader, header: header, selfType: selfType)
             try await executeDistributedTarget(on: actor, target: RemoteCallTarget(header.target),
                                                invocationDecoder: &decoder, handler: handler)
         } catch let error as HarborActorSystemError {
