@@ -140,6 +140,10 @@ extension HarborActorSystem {
         guard let target else { return }    // neither a call's port nor an actor's: it went meanwhile
         var message = message
         guard message.notification == nil else { return }
+        if message.id == ActorWire.cancel {
+            cancelled(message)
+            return
+        }
         let route: CallRoute
         if message.id == ActorWire.call || message.id == ActorWire.introducingCall {
             guard let numbered = callerRoute(of: &message) else { return }
@@ -168,11 +172,26 @@ extension HarborActorSystem {
             handler.fail(HarborActorSystemError(.deadActor, "the actor was released"))
             return
         }
+        let caller = message.trailer.sender.pid
         let box = MessageBox(message)
+        let running = RunningCall()
         // On this thread, after this message (SystemExecutor): no hand-off.
-        Task(executorPreference: executor) { [self] in
-            await execute(box, on: actor, targetPrefix: prefix, handler: handler)
+        running.started(Task(executorPreference: executor) { [self] in
+            await execute(box, on: actor, targetPrefix: prefix, handler: handler, caller: caller, running: running)
+        })
+    }
+
+    /// A cancel (D11): cancels the task of the call it names by number, if
+    /// a call of that number from the cancel's own process (as the kernel
+    /// says) is running here; anything else is dropped. Nothing answers a
+    /// cancel: the call answers, once.
+    private func cancelled(_ message: consuming Message) {
+        var message = message
+        guard message.content.body.count == ActorWire.numberSize, let number = ActorWire.takeNumber(from: &message) else {
+            return
         }
+        let key = RunningCallKey(pid: message.trailer.sender.pid, number: number)
+        state.withLock { $0.running[key] }?.cancel()
     }
 
     /// Where a call by number's answer goes (D08): takes the number and
@@ -225,12 +244,34 @@ extension HarborActorSystem {
     }
 
     /// Decodes the call and runs it on `actor`; every failure is answered.
+    /// While it runs, a call that carries a number is `running` under its
+    /// caller's pid and that number, where a cancel from the caller finds
+    /// it (D11): registered before the task first suspends, so before this
+    /// system's thread receives the next message.
     private func execute(_ box: MessageBox, on actor: any DistributedActor, targetPrefix: String,
-                         handler: HarborResultHandler) async {
+                         handler: HarborResultHandler, caller: Int32, running: RunningCall) async {
         guard let message = box.take() else { return }
+        var key: RunningCallKey?
+        defer {
+            if let key {
+                state.withLock { state in
+                    if state.running[key] === running { state.running[key] = nil }
+                }
+            }
+        }
         do {
             var reader = try MessageValueReader(message, userInfo: codingUserInfo)
             let header = try reader.next(InvocationHeader.self)
+            if let number = header.number {
+                let running = running
+                key = state.withLock { state -> RunningCallKey? in
+                    let key = RunningCallKey(pid: caller, number: number)
+                    // A number in use (a peer's second call with it) is not cancellable.
+                    guard !state.stopped, state.running[key] == nil else { return nil }
+                    state.running[key] = running
+                    return key
+                }
+            }
             // The runtime finds a function by its name alone and would run
             // another type's function on this actor: only this type's run,
             // and a protocol stub's (D10) as this type's own.

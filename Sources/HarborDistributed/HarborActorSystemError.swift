@@ -70,9 +70,16 @@ public struct HarborActorSystemError: HarborError, DistributedActorSystemError {
         /// did not run.
         public static let invalidSubstitution = Code("invalid substitution")
 
+        /// The call was cancelled (D11): the caller's task was cancelled
+        /// while it waited, the caller's system told the actor's, and the
+        /// remote function ended by throwing `CancellationError` (as
+        /// `Task.checkCancellation()` does). A function that returns
+        /// despite the cancellation answers with its result instead.
+        public static let cancelled = Code("cancelled")
+
         static let all: [Code] = [.deadActor, .actorNotFound, .unknownTarget, .invalidInvocation, .invalidReply,
                                   .encodingFailed, .remoteError, .serveFailed, .systemShutDown, .busy,
-                                  .invalidSubstitution]
+                                  .invalidSubstitution, .cancelled]
 
         /// The code named `description`, as a failure answer carries it.
         init?(named description: String) {
