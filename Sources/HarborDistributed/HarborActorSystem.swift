@@ -46,6 +46,20 @@ import HarborSystem
 /// resent, and a call whose actor died while it was pending may or may
 /// not have run.
 ///
+/// **Cancellation.** When the task waiting for a call is cancelled, the
+/// caller's system tells the actor's, which cancels the task running the
+/// call (the function sees `Task.isCancelled`); the call still answers
+/// once: with its result, or ``HarborActorSystemError/Code/cancelled`` when
+/// the function threw `CancellationError`. Only the calling process can
+/// cancel its calls.
+///
+/// **Generics and protocols.** A generic distributed function's
+/// substitutions are taken only as the canonical mangled names of
+/// `Codable` types the serving process has, one per generic parameter
+/// (``HarborActorSystemError/Code/invalidSubstitution`` otherwise). A call
+/// through a `@Resolvable` protocol's `$Protocol` stub runs the hosted
+/// actor's own function.
+///
 /// **Death is a notification, never a timeout.** When the actor's process
 /// dies, the reply right of every call pending in it dies unanswered (a
 /// send-once notification), and the actor's port becomes a dead name (a
