@@ -144,6 +144,10 @@ extension HarborActorSystem {
             cancelled(message)
             return
         }
+        if let requirement = callerRequirement, !requirement.isSatisfied(by: message.trailer.sender) {
+            refused(message, requirement)
+            return
+        }
         let route: CallRoute
         if message.id == ActorWire.call || message.id == ActorWire.introducingCall {
             guard let numbered = callerRoute(of: &message) else { return }
@@ -179,6 +183,31 @@ extension HarborActorSystem {
         running.started(Task(executorPreference: executor) { [self] in
             await execute(box, on: actor, targetPrefix: prefix, handler: handler, caller: caller, running: running)
         })
+    }
+
+    /// A call from a process that does not meet the system's caller
+    /// requirement (D12): answered `callerRefused` unrun, through its
+    /// send-once reply right, or, a call by number, through the reply right
+    /// an introducing call brought (into the calling process), which is not
+    /// kept; a call by number without one is dropped (no link is ever kept
+    /// for such a caller).
+    private func refused(_ message: consuming Message, _ requirement: HarborCallerRequirement) {
+        var message = message
+        let sender = message.trailer.sender
+        let route: CallRoute
+        if message.id == ActorWire.call || message.id == ActorWire.introducingCall {
+            guard message.id == ActorWire.introducingCall, let number = ActorWire.takeNumber(from: &message),
+                  ActorWire.takeNumber(from: &message) != nil else { return }
+            let last = message.carriedRights.count - 1
+            guard last >= 0, message.carriedRights[last] == .send, let right = try? message.takeSendRight(at: last),
+                  right.receivingProcess?.pid == sender.pid else { return }
+            route = .numbered(right, number)
+        } else {
+            guard let reply = message.takeReplyRight() else { return }
+            route = .once(reply)
+        }
+        HarborResultHandler(route: route, system: self).fail(HarborActorSystemError(
+            .callerRefused, "the caller (\(sender)) does not meet this system's requirement: \(requirement)"))
     }
 
     /// A cancel (D11): cancels the task of the call it names by number, if

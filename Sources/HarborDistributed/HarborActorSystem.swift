@@ -162,13 +162,25 @@ public final class HarborActorSystem: DistributedActorSystem, Sendable {
     /// The caller links `uid` keeps in this system now.
     package func callerLinkCount(for uid: UInt32) -> Int { callerLinks.held(by: uid) }
 
+    /// What every caller of this system's actors must be, as the kernel
+    /// reports the sender of each call (D12); `nil`: anyone who holds a
+    /// send right to an actor's port. A call from a process that does not
+    /// meet it is answered ``HarborActorSystemError/Code/callerRefused``
+    /// and does not run.
+    public let callerRequirement: HarborCallerRequirement?
+
     /// A system with its receiving thread.
-    /// - Parameter bootstrap: the name server for ``serve(_:as:)`` and
-    ///   ``resolve(name:as:)``; `nil` connects as `BootstrapClient()` does,
-    ///   when first needed.
+    /// - Parameters:
+    ///   - bootstrap: the name server for ``serve(_:as:)`` and
+    ///     ``resolve(name:as:)``; `nil` connects as `BootstrapClient()` does,
+    ///     when first needed.
+    ///   - callerRequirement: what every caller of the system's actors must
+    ///     be (``callerRequirement``); `nil` for anyone.
     /// - Throws: ``HarborActorSystemError/Code/systemShutDown`` when no
     ///   port set or thread can be made.
-    public init(bootstrap: BootstrapClient? = nil) throws(HarborActorSystemError) {
+    public init(bootstrap: BootstrapClient? = nil,
+                callerRequirement: HarborCallerRequirement? = nil) throws(HarborActorSystemError) {
+        self.callerRequirement = callerRequirement
         var initial = SystemState()
         initial.bootstrap = bootstrap
         state = HarborLock(initial)

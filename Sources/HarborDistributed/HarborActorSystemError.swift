@@ -77,9 +77,14 @@ public struct HarborActorSystemError: HarborError, DistributedActorSystemError {
         /// despite the cancellation answers with its result instead.
         public static let cancelled = Code("cancelled")
 
+        /// The actor's system refused the call unrun (D12): the calling
+        /// process, as the kernel reports it, does not meet the system's
+        /// ``HarborActorSystem/callerRequirement``.
+        public static let callerRefused = Code("caller refused")
+
         static let all: [Code] = [.deadActor, .actorNotFound, .unknownTarget, .invalidInvocation, .invalidReply,
                                   .encodingFailed, .remoteError, .serveFailed, .systemShutDown, .busy,
-                                  .invalidSubstitution, .cancelled]
+                                  .invalidSubstitution, .cancelled, .callerRefused]
 
         /// The code named `description`, as a failure answer carries it.
         init?(named description: String) {
