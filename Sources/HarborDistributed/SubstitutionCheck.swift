@@ -1,6 +1,5 @@
 // HarborDistributed — the generic substitutions a received call may name.
 import Distributed
-import Glibc
 
 /// Turns the generic substitutions a received call names into types, taking
 /// only names this process can vouch for (D09): every other process is
@@ -83,7 +82,8 @@ enum SubstitutionCheck {
         let (tables, count) = types.withUnsafeBufferPointer { buffer in
             distributedWitnessTables(environment, UnsafeRawPointer(buffer.baseAddress!))
         }
-        tables.map { free(UnsafeMutableRawPointer(mutating: $0)) }
+        // Allocated by the runtime, freed as executeDistributedTarget frees it.
+        tables.map { UnsafeMutableRawPointer(mutating: $0).deallocate() }
         return count >= 0
     }
 
