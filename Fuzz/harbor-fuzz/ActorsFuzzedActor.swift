@@ -23,6 +23,8 @@ distributed actor ActorsFuzzedActor {
     distributed func refuse(_ n: Int) throws -> Int { throw ActorsFuzzError(n: n) }
 
     distributed func nothing() {}
+
+    distributed func same<Value: Codable & Sendable>(_ value: Value) -> Value { value }
 }
 
 /// A value of several Codable shapes.

@@ -10,7 +10,9 @@
 // the link id and the number as the fuzzer wrote them. The seeds are real
 // calls of each of the actor's functions, caught at a port of ours, one
 // with an argument of another type, and `add(3)` by number, introducing
-// and not. The system runs the call (or refuses it) on its own thread.
+// and not, and the generic `same(3)` with hostile substitution names (D09:
+// another spelling, a symbolic reference, a name too long, none, too
+// many). The system runs the call (or refuses it) on its own thread.
 // Invariants: nothing traps; a call with a reply right gets exactly one
 // answer, never a send-once notification (the system always answers), of
 // a kind a system sends, a failure naming a known code; an introducing
@@ -56,6 +58,7 @@ enum ActorsTarget {
             { _ = try await $0.meet(nil) },
             { _ = try await $0.refuse(7) },
             { try await $0.nothing() },
+            { _ = try await $0.same(3) },
         ]
         var seeds: [[UInt8]] = []
         for call in calls {
@@ -81,7 +84,28 @@ enum ActorsTarget {
             seeds.append([0x30] + add.dropFirst() + link + call)
             seeds.append([0x10] + add.dropFirst() + link + number(2))
         }
+        // same(3) (the 8th function) with substitution names a hostile peer may send (D09).
+        seeds += renamed(seeds[7], [
+            ["SqySiG"], ["\u{1}\u{0}\u{0}\u{0}\u{0}"], ["Sa\u{2}\u{10}\u{0}\u{0}\u{0}G"],
+            [String(repeating: "Sa", count: 300) + "Si" + String(repeating: "G", count: 300)], [], ["Si", "Si"],
+        ])
         return seeds
+    }
+
+    /// `seed`, a call of one argument, again with each of `names` as its
+    /// generic substitutions.
+    private static func renamed(_ seed: [UInt8], _ names: [[String]]) -> [[UInt8]] {
+        guard var reader = try? MessageValueReader(Message(id: ActorWire.invocation, body: Array(seed.dropFirst()))),
+              let header = try? reader.next(InvocationHeader.self), let value = try? reader.next(Int.self),
+              header.generics.count == 1 else { fail("actors: the generic seed is not a call of same(Int)") }
+        return names.map { generics in
+            var writer = MessageValueWriter()
+            var renamed = header
+            renamed.generics = generics
+            guard (try? writer.append(renamed)) != nil, (try? writer.append(value)) != nil,
+                  let message = try? writer.message(id: ActorWire.invocation) else { fail("actors: a renamed seed did not encode") }
+            return [seed[0]] + message.body
+        }
     }
 
     static var seeds: [[UInt8]] { setup.seeds }

@@ -28,6 +28,12 @@ enum ActorWire {
     /// its last carried right is a send right to the caller's reply port
     /// for the link, kept only if it leads into the calling process.
     static let introducingCall: Int32 = 0x4841_4307
+    /// To the actor's port, from the calling process: cancel that process's
+    /// call of this number (D11), still running. Body: the number, 8
+    /// bytes, little-endian (``InvocationHeader/number``). No answer: the
+    /// call itself answers, once. Ignored unless a call of that number
+    /// from the sending process (as the kernel says) is running.
+    static let cancel: Int32 = 0x4841_4308
     /// To the system's own notification port, from this process: a job
     /// was queued on the system's thread (`SystemExecutor`).
     static let wake: Int32 = 0x4841_43FE

@@ -84,23 +84,39 @@ extension HarborActorSystem {
     /// Sends one invocation and waits for its answer: by number over the
     /// link to the actor's process once a first call taught the system
     /// which process that is (D08), else with a send-once right to a reply
-    /// port of its own (D01), whose answer teaches it.
+    /// port of its own (D01), whose answer teaches it. When the caller's
+    /// task is cancelled meanwhile, the actor's system is told (D11,
+    /// ``CallCancellation``), and the call still waits for its one answer.
     private func call(_ id: HarborActorID, target: RemoteCallTarget,
                       invocation: HarborInvocationEncoder) async throws -> Message {
         guard let right = id.right else {
             throw HarborActorSystemError(.actorNotFound, "\(id) holds no right to reach it")
         }
         if right.isDead { throw HarborActorSystemError(.deadActor, "\(id) is a dead name") }
-        let request = try invocation.message(target: target, system: self)
-        let link = state.withLock { state -> (link: ReplyLink, introduced: Bool)? in
-            guard let route = state.routes[right.name], let link = state.links[route.pid] else { return nil }
-            return (link, route.introduced)
+        let number = CallNumber.next()
+        let outgoing = MessageBox(try invocation.message(target: target, number: number, system: self))
+        let cancellation = CallCancellation(number: number, right: right)
+        let answered = try await withTaskCancellationHandler {
+            guard let request = outgoing.take() else {
+                throw HarborActorSystemError(.encodingFailed, "the call was already sent")
+            }
+            let link = state.withLock { state -> (link: ReplyLink, introduced: Bool)? in
+                guard let route = state.routes[right.name], let link = state.links[route.pid] else { return nil }
+                return (link, route.introduced)
+            }
+            if let link {
+                return MessageBox(try await callByNumber(request, number: number, to: right, link: link.link,
+                                                         introducing: !link.introduced, cancellation: cancellation))
+            }
+            let answer = try await callOnce(request, to: right, cancellation: cancellation)
+            learn(from: answer, about: right)
+            return MessageBox(answer)
+        } onCancel: {
+            cancellation.cancel()
         }
-        if let link {
-            return try await callByNumber(request, to: right, link: link.link, introducing: !link.introduced)
+        guard let answer = answered.take() else {
+            throw HarborActorSystemError(.invalidReply, "the answer was already taken")
         }
-        let answer = try await callOnce(request, to: right)
-        learn(from: answer, about: right)
         return answer
     }
 
@@ -142,19 +158,13 @@ extension HarborActorSystem {
     /// reply port over with it when `introducing`, and waits for the answer
     /// the system's thread matches by number, or for the dead-name
     /// notification of the actor's port.
-    private func callByNumber(_ request: consuming Message, to right: SendRight, link: ReplyLink,
-                              introducing: Bool) async throws -> Message {
+    private func callByNumber(_ request: consuming Message, number: UInt64, to right: SendRight, link: ReplyLink,
+                              introducing: Bool, cancellation: CallCancellation) async throws -> Message {
         var request = request
         let box = MessageBox()
-        let number = state.withLock { state -> UInt64? in
-            // Below the reply port's queue limit in all, so every answer finds room.
-            guard !state.stopped, state.numbered.count < Self.numberedCallsPerLink else {
-                return nil
-            }
-            defer { state.nextNumber &+= 1 }
-            return state.nextNumber
-        }
-        guard let number else { return try await callOnce(request, to: right) }
+        // Below the reply port's queue limit in all, so every answer finds room.
+        let room = state.withLock { !$0.stopped && $0.numbered.count < Self.numberedCallsPerLink }
+        guard room else { return try await callOnce(request, to: right, cancellation: cancellation) }
         request.id = introducing ? ActorWire.introducingCall : ActorWire.call
         if introducing { request.attach(link.port.right.makeSendRight()) }
         ActorWire.append(link.id, to: &request)
@@ -172,7 +182,7 @@ extension HarborActorSystem {
                 return
             }
             guard let message = outgoing.take() else { return }
-            send(message, to: right, key: .numbered(number))
+            send(message, to: right, key: .numbered(number), cancellation: cancellation)
         }
         guard let answer = box.take() else {
             throw HarborActorSystemError(.invalidReply, "the answer was already taken")
@@ -183,7 +193,8 @@ extension HarborActorSystem {
     /// Sends one invocation with a send-once right to a reply port of its
     /// own, and waits for what arrives there: the answer, or the
     /// notification that the right died unanswered.
-    private func callOnce(_ request: consuming Message, to right: SendRight) async throws -> Message {
+    private func callOnce(_ request: consuming Message, to right: SendRight,
+                          cancellation: CallCancellation) async throws -> Message {
         var request = request
         let replyPort = PortBox(ReceiveRight())
         do {
@@ -206,7 +217,7 @@ extension HarborActorSystem {
                 return
             }
             guard let message = outgoing.take() else { return }
-            send(message, to: right, key: .once(replyPort.name))
+            send(message, to: right, key: .once(replyPort.name), cancellation: cancellation)
         }
         guard let answer = box.take() else {
             throw HarborActorSystemError(.invalidReply, "the answer was already taken")
@@ -215,14 +226,17 @@ extension HarborActorSystem {
     }
 
     /// Sends a registered call; one the actor's queue has no room for is
-    /// retried from a task, one that fails otherwise ends the call.
-    private func send(_ message: consuming Message, to right: SendRight, key: CallKey) {
+    /// retried from a task, one that fails otherwise ends the call. A call
+    /// sent is told to its `cancellation`, which may follow it.
+    private func send(_ message: consuming Message, to right: SendRight, key: CallKey,
+                      cancellation: CallCancellation) {
         do throws(PortError) {
             try right.send(message, timeout: .zero)
+            cancellation.sent()
         } catch {
             if error.code == .queueFull, let undelivered = error.takeUndeliveredMessage() {
                 let retry = MessageBox(undelivered)
-                Task { await self.send(retry, to: right, key: key) }
+                Task { await self.send(retry, to: right, key: key, cancellation: cancellation) }
             } else {
                 failToSend(key, error)
             }
@@ -231,13 +245,15 @@ extension HarborActorSystem {
 
     /// Sends a call the actor's queue had no room for, retrying every
     /// millisecond without holding a thread; a send that fails ends the call.
-    private func send(_ outgoing: MessageBox, to right: SendRight, key: CallKey) async {
+    private func send(_ outgoing: MessageBox, to right: SendRight, key: CallKey,
+                      cancellation: CallCancellation) async {
         guard var message = outgoing.take() else { return }
         while true {
             try? await Task.sleep(for: .milliseconds(1))
             if !isPending(key) { return }    // ended meanwhile (shut down, or its actor died)
             do {
                 try right.send(message, timeout: .zero)
+                cancellation.sent()
                 return
             } catch {
                 guard error.code == .queueFull, let undelivered = error.takeUndeliveredMessage() else {

@@ -140,6 +140,14 @@ extension HarborActorSystem {
         guard let target else { return }    // neither a call's port nor an actor's: it went meanwhile
         var message = message
         guard message.notification == nil else { return }
+        if message.id == ActorWire.cancel {
+            cancelled(message)
+            return
+        }
+        if let requirement = callerRequirement, !requirement.isSatisfied(by: message.trailer.sender) {
+            refused(message, requirement)
+            return
+        }
         let route: CallRoute
         if message.id == ActorWire.call || message.id == ActorWire.introducingCall {
             guard let numbered = callerRoute(of: &message) else { return }
@@ -168,11 +176,51 @@ extension HarborActorSystem {
             handler.fail(HarborActorSystemError(.deadActor, "the actor was released"))
             return
         }
+        let caller = message.trailer.sender.pid
         let box = MessageBox(message)
+        let running = RunningCall()
         // On this thread, after this message (SystemExecutor): no hand-off.
-        Task(executorPreference: executor) { [self] in
-            await execute(box, on: actor, targetPrefix: prefix, handler: handler)
+        running.started(Task(executorPreference: executor) { [self] in
+            await execute(box, on: actor, targetPrefix: prefix, handler: handler, caller: caller, running: running)
+        })
+    }
+
+    /// A call from a process that does not meet the system's caller
+    /// requirement (D12): answered `callerRefused` unrun, through its
+    /// send-once reply right, or, a call by number, through the reply right
+    /// an introducing call brought (into the calling process), which is not
+    /// kept; a call by number without one is dropped (no link is ever kept
+    /// for such a caller).
+    private func refused(_ message: consuming Message, _ requirement: HarborCallerRequirement) {
+        var message = message
+        let sender = message.trailer.sender
+        let route: CallRoute
+        if message.id == ActorWire.call || message.id == ActorWire.introducingCall {
+            guard message.id == ActorWire.introducingCall, let number = ActorWire.takeNumber(from: &message),
+                  ActorWire.takeNumber(from: &message) != nil else { return }
+            let last = message.carriedRights.count - 1
+            guard last >= 0, message.carriedRights[last] == .send, let right = try? message.takeSendRight(at: last),
+                  right.receivingProcess?.pid == sender.pid else { return }
+            route = .numbered(right, number)
+        } else {
+            guard let reply = message.takeReplyRight() else { return }
+            route = .once(reply)
         }
+        HarborResultHandler(route: route, system: self).fail(HarborActorSystemError(
+            .callerRefused, "the caller (\(sender)) does not meet this system's requirement: \(requirement)"))
+    }
+
+    /// A cancel (D11): cancels the task of the call it names by number, if
+    /// a call of that number from the cancel's own process (as the kernel
+    /// says) is running here; anything else is dropped. Nothing answers a
+    /// cancel: the call answers, once.
+    private func cancelled(_ message: consuming Message) {
+        var message = message
+        guard message.content.body.count == ActorWire.numberSize, let number = ActorWire.takeNumber(from: &message) else {
+            return
+        }
+        let key = RunningCallKey(pid: message.trailer.sender.pid, number: number)
+        state.withLock { $0.running[key] }?.cancel()
     }
 
     /// Where a call by number's answer goes (D08): takes the number and
@@ -225,18 +273,45 @@ extension HarborActorSystem {
     }
 
     /// Decodes the call and runs it on `actor`; every failure is answered.
+    /// While it runs, a call that carries a number is `running` under its
+    /// caller's pid and that number, where a cancel from the caller finds
+    /// it (D11): registered before the task first suspends, so before this
+    /// system's thread receives the next message.
     private func execute(_ box: MessageBox, on actor: any DistributedActor, targetPrefix: String,
-                         handler: HarborResultHandler) async {
+                         handler: HarborResultHandler, caller: Int32, running: RunningCall) async {
         guard let message = box.take() else { return }
+        var key: RunningCallKey?
+        defer {
+            if let key {
+                state.withLock { state in
+                    if state.running[key] === running { state.running[key] = nil }
+                }
+            }
+        }
         do {
             var reader = try MessageValueReader(message, userInfo: codingUserInfo)
             let header = try reader.next(InvocationHeader.self)
-            // The runtime finds a function by its name alone and would run
-            // another type's function on this actor: only this type's run.
-            guard header.target.hasPrefix(targetPrefix) else {
-                throw HarborActorSystemError(.unknownTarget, "\(header.target) is not a function of \(type(of: actor))")
+            if let number = header.number {
+                let running = running
+                key = state.withLock { state -> RunningCallKey? in
+                    let key = RunningCallKey(pid: caller, number: number)
+                    // A number in use (a peer's second call with it) is not cancellable.
+                    guard !state.stopped, state.running[key] == nil else { return nil }
+                    state.running[key] = running
+                    return key
+                }
             }
-            var decoder = HarborInvocationDecoder(reader: reader, header: header)
+            // The runtime finds a function by its name alone and would run
+            // another type's function on this actor: only this type's run,
+            // and a protocol stub's (D10) as this type's own.
+            var selfType: (any Any.Type)?
+            if !header.target.hasPrefix(targetPrefix) {
+                guard StubCall.isStubCall(header) else {
+                    throw HarborActorSystemError(.unknownTarget, "\(header.target) is not a function of \(type(of: actor))")
+                }
+                selfType = type(of: actor)
+            }
+            var decoder = HarborInvocationDecoder(reader: reader, header: header, selfType: selfType)
             try await executeDistributedTarget(on: actor, target: RemoteCallTarget(header.target),
                                                invocationDecoder: &decoder, handler: handler)
         } catch let error as HarborActorSystemError {

@@ -46,6 +46,20 @@ import HarborSystem
 /// resent, and a call whose actor died while it was pending may or may
 /// not have run.
 ///
+/// **Cancellation.** When the task waiting for a call is cancelled, the
+/// caller's system tells the actor's, which cancels the task running the
+/// call (the function sees `Task.isCancelled`); the call still answers
+/// once: with its result, or ``HarborActorSystemError/Code/cancelled`` when
+/// the function threw `CancellationError`. Only the calling process can
+/// cancel its calls.
+///
+/// **Generics and protocols.** A generic distributed function's
+/// substitutions are taken only as the canonical mangled names of
+/// `Codable` types the serving process has, one per generic parameter
+/// (``HarborActorSystemError/Code/invalidSubstitution`` otherwise). A call
+/// through a `@Resolvable` protocol's `$Protocol` stub runs the hosted
+/// actor's own function.
+///
 /// **Death is a notification, never a timeout.** When the actor's process
 /// dies, the reply right of every call pending in it dies unanswered (a
 /// send-once notification), and the actor's port becomes a dead name (a
@@ -148,13 +162,25 @@ public final class HarborActorSystem: DistributedActorSystem, Sendable {
     /// The caller links `uid` keeps in this system now.
     package func callerLinkCount(for uid: UInt32) -> Int { callerLinks.held(by: uid) }
 
+    /// What every caller of this system's actors must be, as the kernel
+    /// reports the sender of each call (D12); `nil`: anyone who holds a
+    /// send right to an actor's port. A call from a process that does not
+    /// meet it is answered ``HarborActorSystemError/Code/callerRefused``
+    /// and does not run.
+    public let callerRequirement: HarborCallerRequirement?
+
     /// A system with its receiving thread.
-    /// - Parameter bootstrap: the name server for ``serve(_:as:)`` and
-    ///   ``resolve(name:as:)``; `nil` connects as `BootstrapClient()` does,
-    ///   when first needed.
+    /// - Parameters:
+    ///   - bootstrap: the name server for ``serve(_:as:)`` and
+    ///     ``resolve(name:as:)``; `nil` connects as `BootstrapClient()` does,
+    ///     when first needed.
+    ///   - callerRequirement: what every caller of the system's actors must
+    ///     be (``callerRequirement``); `nil` for anyone.
     /// - Throws: ``HarborActorSystemError/Code/systemShutDown`` when no
     ///   port set or thread can be made.
-    public init(bootstrap: BootstrapClient? = nil) throws(HarborActorSystemError) {
+    public init(bootstrap: BootstrapClient? = nil,
+                callerRequirement: HarborCallerRequirement? = nil) throws(HarborActorSystemError) {
+        self.callerRequirement = callerRequirement
         var initial = SystemState()
         initial.bootstrap = bootstrap
         state = HarborLock(initial)

@@ -62,9 +62,29 @@ public struct HarborActorSystemError: HarborError, DistributedActorSystemError {
         /// all callers ``HarborActorSystem/runningCallLimit``. The call
         /// may be made again once some of them answered.
         public static let busy = Code("busy")
+        /// The call names generic substitutions the actor's system does not
+        /// take (D09): a name that is not, byte for byte, the mangled name
+        /// of a `Codable` type in that process, or one too long, or more or
+        /// fewer substitutions than the function has generic parameters.
+        /// Nothing was looked up past the first refused name, and the call
+        /// did not run.
+        public static let invalidSubstitution = Code("invalid substitution")
+
+        /// The call was cancelled (D11): the caller's task was cancelled
+        /// while it waited, the caller's system told the actor's, and the
+        /// remote function ended by throwing `CancellationError` (as
+        /// `Task.checkCancellation()` does). A function that returns
+        /// despite the cancellation answers with its result instead.
+        public static let cancelled = Code("cancelled")
+
+        /// The actor's system refused the call unrun (D12): the calling
+        /// process, as the kernel reports it, does not meet the system's
+        /// ``HarborActorSystem/callerRequirement``.
+        public static let callerRefused = Code("caller refused")
 
         static let all: [Code] = [.deadActor, .actorNotFound, .unknownTarget, .invalidInvocation, .invalidReply,
-                                  .encodingFailed, .remoteError, .serveFailed, .systemShutDown, .busy]
+                                  .encodingFailed, .remoteError, .serveFailed, .systemShutDown, .busy,
+                                  .invalidSubstitution, .cancelled, .callerRefused]
 
         /// The code named `description`, as a failure answer carries it.
         init?(named description: String) {

@@ -15,23 +15,29 @@ public final class HarborInvocationDecoder: DistributedTargetInvocationDecoder {
     private var reader: MessageValueReader
     private let generics: [String]
     private let target: String
+    /// For a call through a protocol's stub (D10): the hosted actor's type,
+    /// which stands for the stub, the first substitution.
+    private let selfType: (any Any.Type)?
 
-    init(reader: consuming MessageValueReader, header: InvocationHeader) {
+    init(reader: consuming MessageValueReader, header: InvocationHeader, selfType: (any Any.Type)? = nil) {
         self.reader = reader
         generics = header.generics
         target = header.target
+        self.selfType = selfType
     }
 
-    /// The generic substitutions, looked up by their mangled names.
-    /// - Throws: ``HarborActorSystemError/Code/invalidInvocation`` for a
-    ///   name no type in this process has.
+    /// The generic substitutions, looked up by their mangled names once
+    /// each is checked (D09, `SubstitutionCheck`): exactly one per generic
+    /// parameter of the function, each the canonical mangled name of a
+    /// `Codable` type in this process.
+    /// A call through a `@Resolvable` protocol's stub (D10) gets the hosted
+    /// actor's own type for the stub.
+    /// - Throws: ``HarborActorSystemError/Code/invalidSubstitution`` for a
+    ///   name refused, or a count other than the function's;
+    ///   ``HarborActorSystemError/Code/unknownTarget`` for a stub's function
+    ///   the actor does not have (it does not conform to the protocol).
     public func decodeGenericSubstitutions() throws -> [any Any.Type] {
-        try generics.map { name in
-            guard let type = _typeByName(name) else {
-                throw HarborActorSystemError(.invalidInvocation, "\(target): no type here is named \(name)")
-            }
-            return type
-        }
+        try SubstitutionCheck.types(generics, target: target, selfType: selfType)
     }
 
     /// The next argument, as the type the function declares.

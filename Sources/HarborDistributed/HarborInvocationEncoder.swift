@@ -42,13 +42,15 @@ public struct HarborInvocationEncoder: DistributedTargetInvocationEncoder {
     /// Ends the recording.
     public mutating func doneRecording() throws {}
 
-    /// The invocation message for `target`: an ``InvocationHeader`` and the
-    /// arguments, coded with `system` in the coder's `userInfo` (so local
-    /// actors passed as arguments become send rights).
-    func message(target: RemoteCallTarget, system: HarborActorSystem) throws(HarborActorSystemError) -> Message {
+    /// The invocation message for `target`, the call numbered `number`: an
+    /// ``InvocationHeader`` and the arguments, coded with `system` in the
+    /// coder's `userInfo` (so local actors passed as arguments become send
+    /// rights).
+    func message(target: RemoteCallTarget, number: UInt64,
+                 system: HarborActorSystem) throws(HarborActorSystemError) -> Message {
         var writer = MessageValueWriter(userInfo: system.codingUserInfo)
         do {
-            try writer.append(InvocationHeader(target: target.identifier, generics: generics))
+            try writer.append(InvocationHeader(target: target.identifier, generics: generics, number: number))
             for argument in arguments { try writer.append(argument) }
             return try writer.message(id: ActorWire.invocation)
         } catch {

@@ -65,6 +65,11 @@ public final class HarborResultHandler: DistributedTargetInvocationResultHandler
             fail(failure)
             return
         }
+        // A function that ended because its call was cancelled (D11).
+        if thrown is CancellationError {
+            fail(HarborActorSystemError(.cancelled, "the remote function threw CancellationError"))
+            return
+        }
         if let failure = thrown as? ExecuteDistributedTargetError {
             fail(HarborActorSystemError(failure.errorCode == .targetAccessorNotFound ? .unknownTarget : .invalidInvocation,
                                         failure.message))

@@ -6,4 +6,8 @@ struct InvocationHeader: Codable, Sendable {
     var target: String
     /// The mangled names of the generic substitutions, in order.
     var generics: [String]
+    /// The call's number in the calling process (`CallNumber`): what a
+    /// ``ActorWire/cancel`` from that process names it by (D11). Absent in
+    /// a call from a peer that cannot cancel.
+    var number: UInt64?
 }

@@ -16,8 +16,9 @@ struct SystemState: Sendable {
     var pending: [PortName: PendingCall] = [:]
     /// Calls by number waiting for an answer, by number (D08).
     var numbered: [UInt64: NumberedCall] = [:]
-    /// The next call number (never reused in this system).
-    var nextNumber: UInt64 = 1
+    /// The serving side: the calls running, by calling process and call
+    /// number, so their callers can cancel them (D11).
+    var running: [RunningCallKey: RunningCall] = [:]
     /// The caller's links, by serving process (D08).
     var links: [Int32: ReplyLink] = [:]
     /// The serving process of each link's reply port.

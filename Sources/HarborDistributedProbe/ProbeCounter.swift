@@ -13,6 +13,7 @@ public distributed actor ProbeCounter {
     private var held: ProbeCounter?
     private var opened = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
+    private var cancellations = 0
 
     /// A counter at zero.
     public init(actorSystem: HarborActorSystem) {
@@ -59,6 +60,29 @@ public distributed actor ProbeCounter {
         for continuation in waiting { continuation.resume() }
         waiting = []
     }
+
+    /// Returns `value`: a generic function, its parameter substituted by
+    /// the caller's type (D09).
+    public distributed func echo<Value: Codable & Sendable>(_ value: Value) -> Value { value }
+
+    /// The names of `a`'s and `b`'s types: a function of two generic
+    /// parameters (D09).
+    public distributed func pair<A: Codable & Sendable, B: Codable & Sendable>(_ a: A, _ b: B) -> String {
+        "\(A.self) \(B.self)"
+    }
+
+    /// Runs until its task is cancelled (D11), looking at
+    /// `Task.isCancelled` every 2 ms; counts the cancellation it saw, then
+    /// throws `CancellationError` (`Task.checkCancellation()`).
+    public distributed func runUntilCancelled() async throws -> Int {
+        while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(2)) }
+        cancellations += 1
+        try Task.checkCancellation()
+        return cancellations
+    }
+
+    /// How many ``runUntilCancelled()`` calls saw their task cancelled.
+    public distributed func cancellationsSeen() -> Int { cancellations }
 
     /// The serving process's id.
     public distributed func processID() -> Int32 { ProcessIdentity.current.pid }

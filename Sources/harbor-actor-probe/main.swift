@@ -2,6 +2,9 @@
 //
 //   harbor-actor-probe serve NAME     serves a ProbeCounter as NAME; prints "ready NAME PID"
 //   harbor-actor-probe call NAME N    resolves NAME, calls add(N); prints "total T" or "error CODE"
+//   harbor-actor-probe spin NAME MS   resolves NAME, calls runUntilCancelled() in a task; prints
+//                                     "calling", cancels the task MS ms later, prints "total T"
+//                                     or "error CODE"
 //   harbor-actor-probe flood NAME N   resolves NAME, makes N waitForOpen() calls at once; prints
 //                                     "busy K" as the K-th is refused (busy), "answered A busy B
 //                                     other C" when all are done, then calls add(1): "total T"
@@ -60,9 +63,26 @@ func flood(_ system: HarborActorSystem, name: String, count: Int) async {
     }
 }
 
+/// `spin NAME MS`: a `runUntilCancelled()` call whose task is cancelled
+/// MS ms after it started (D11).
+func spin(_ system: HarborActorSystem, name: String, milliseconds: Int) async {
+    do {
+        let counter = try system.resolve(name: name, as: ProbeCounter.self)
+        let call = Task { try await counter.runUntilCancelled() }
+        line("calling")
+        try? await Task.sleep(for: .milliseconds(milliseconds))
+        call.cancel()
+        line("total \(try await call.value)")
+    } catch let error as HarborActorSystemError {
+        line("error \(error.code) \(error.detail)")
+    } catch {
+        line("error \(error)")
+    }
+}
+
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    line("usage: harbor-actor-probe serve NAME | call NAME N | flood NAME N")
+    line("usage: harbor-actor-probe serve NAME | call NAME N | spin NAME MS | flood NAME N")
     exit(64)
 }
 let system: HarborActorSystem
@@ -93,6 +113,8 @@ case "call":
     } catch {
         line("error \(error)")
     }
+case "spin":
+    await spin(system, name: arguments[2], milliseconds: Int(arguments.count > 3 ? arguments[3] : "500") ?? 500)
 case "flood":
     await flood(system, name: arguments[2], count: Int(arguments.count > 3 ? arguments[3] : "1") ?? 1)
 default:
