@@ -17,7 +17,7 @@
 #   --no-grpc     never build it (interface-call then runs without its gRPC variant)
 #   benchmark     names from `harbor-bench list` (default: all)
 # grpc-peer is built (in Benchmarks/grpc-peer/.build, at most
-# HARBOR_BENCH_GRPC_TIMEOUT seconds, default 3600) only when interface-call
+# HARBOR_BENCH_GRPC_TIMEOUT seconds, default 7200) only when interface-call
 # or all is asked for, and not with --quick unless --grpc says so.
 # Environment: HARBOR_BENCH_SCRATCH (SwiftPM scratch path, default .build).
 # Results go to bench-results/<UTC time>/ (git-ignored).
@@ -68,8 +68,8 @@ done
 [ "$grpc" = no ] && wants_grpc=0
 [ "$grpc" = auto ] && [ "$quick" -eq 1 ] && wants_grpc=0
 if [ "$wants_grpc" -eq 1 ]; then
-    echo "== building Benchmarks/grpc-peer (release, at most ${HARBOR_BENCH_GRPC_TIMEOUT:-3600} s)" >&2
-    if timeout "${HARBOR_BENCH_GRPC_TIMEOUT:-3600}" swift build -c release --package-path Benchmarks/grpc-peer >&2; then
+    echo "== building Benchmarks/grpc-peer (release, at most ${HARBOR_BENCH_GRPC_TIMEOUT:-7200} s)" >&2
+    if timeout "${HARBOR_BENCH_GRPC_TIMEOUT:-7200}" swift build -c release --package-path Benchmarks/grpc-peer >&2; then
         HARBOR_BENCH_GRPC_PEER="$(swift build -c release --package-path Benchmarks/grpc-peer --show-bin-path)/grpc-peer"
         export HARBOR_BENCH_GRPC_PEER
     else
