@@ -102,9 +102,13 @@ public final class XPCListener: Sendable {
     ///     sessions' handlers run on (``XPCHandlerTarget/queue(_:)``), each
     ///     session serially; `nil` runs them on threads of their own
     ///     (``XPCHandlerTarget/ownThread``).
-    ///   - service, requirement, bootstrap, interface, incomingSessionHandler:
-    ///     as ``init(service:target:requirement:bootstrap:interface:replyTimeout:incomingSessionHandler:)``;
-    ///     the reply timeout is ``defaultReplyTimeout``.
+    ///   - service: the name to check in, as in
+    ///     ``init(service:target:requirement:bootstrap:interface:replyTimeout:incomingSessionHandler:)``
+    ///     (so are the parameters below; the reply timeout is ``defaultReplyTimeout``).
+    ///   - requirement: what every peer must satisfy, checked on each message.
+    ///   - bootstrap: the name server to check in with.
+    ///   - interface: the interface the listener publishes, if any.
+    ///   - incomingSessionHandler: decides each incoming session.
     /// - Throws: ``XPCRichError/Code/serviceNotFound`` if harbord cannot be
     ///   reached or refuses the check-in.
     public convenience init(

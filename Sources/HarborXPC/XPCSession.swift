@@ -149,8 +149,13 @@ public final class XPCSession: Sendable {
     ///   - targetQueue: the queue the reply, cancellation and subscription
     ///     event handlers run on (``XPCHandlerTarget/queue(_:)``), one at a time; `nil`:
     ///     ``XPCHandlerTarget/ownThread``.
-    ///   - machService, requirement, bootstrap, connectTimeout, cancellationHandler: as
-    ///     ``init(machService:target:requirement:bootstrap:connectTimeout:cancellationHandler:)``.
+    ///   - machService: the name to look up, as in
+    ///     ``init(machService:target:requirement:bootstrap:connectTimeout:cancellationHandler:)``
+    ///     (so are the parameters below).
+    ///   - requirement: what the service must satisfy, checked on each reply.
+    ///   - bootstrap: the name server to look the name up with.
+    ///   - connectTimeout: the longest a connect may wait; `nil`, no deadline.
+    ///   - cancellationHandler: runs once, when the session is cancelled.
     /// - Throws: what that initializer throws.
     public convenience init(
         machService: String,
