@@ -47,9 +47,11 @@ package enum PortRegistry {
         weak var core: PortCore?
         /// The file of the port's slot counter.
         let slots: FileKey
-        /// For a proxy, the process that made its connection; nil for a
-        /// port received here.
-        let creator: Int32?
+        /// Whether `core` is a proxy, whose connection's maker is part of
+        /// the key (asked of the kernel when a right with the same slot
+        /// counter arrives, then kept by its route); false for a port
+        /// received here.
+        let isProxy: Bool
 
         /// Whether this record is of a port that is gone, or of `core`.
         func isGone(or core: PortCore?, keeping alive: inout [PortCore]) -> Bool {
@@ -68,31 +70,27 @@ package enum PortRegistry {
     /// - Parameter known: the key of that slot counter's file, when the
     ///   caller has just asked the kernel for it (`FileKey(of:)`).
     package static func register(_ core: PortCore, slots known: FileKey? = nil) {
-        let held = core.state.withGuarded { guarded -> (slots: CInt, route: (any PortRoute)?)? in
+        let held = core.state.withGuarded { guarded -> (slots: CInt, isProxy: Bool)? in
             if let route = guarded.route {
                 guard let slots = route.slots else { return nil }
-                return (slots.descriptor.rawValue, route)
+                return (slots.descriptor.rawValue, true)
             }
             guard let transport = guarded.transport else { return nil }
-            return (transport.slots.descriptor.rawValue, nil)
+            return (transport.slots.descriptor.rawValue, false)
         }
         // The descriptors live as long as the route or transport: the
         // object holding them is kept by `core`, which the caller holds.
         guard let held, let slots = known ?? (try? FileKey(of: held.slots)) else { return }
-        var creator: Int32?
-        if let route = held.route {
-            guard let made = try? route.creator() else { return }
-            creator = made.pid
-        }
-        register(core, slots: slots, creator: creator)
+        register(core, slots: slots, isProxy: held.isProxy)
     }
 
-    /// Records `core` as standing for its identity, with what its
-    /// descriptors prove already asked of the kernel by the caller (an
-    /// import): the slot counter's file and, for a proxy, the process that
-    /// made its connection (nil for a port received here).
-    package static func register(_ core: PortCore, slots: FileKey, creator: Int32?) {
-        let entry = Entry(core: core, slots: slots, creator: creator)
+    /// Records `core` as standing for its identity, with its slot counter's
+    /// file already asked of the kernel by the caller (an import).
+    /// - Parameter isProxy: whether `core` is a proxy (its connection's
+    ///   maker is asked of the kernel only when another right carrying the
+    ///   same counter arrives: `lookUp`).
+    package static func register(_ core: PortCore, slots: FileKey, isProxy: Bool) {
+        let entry = Entry(core: core, slots: slots, isProxy: isProxy)
         withEntries { table, alive in
             // One access to the list in place (one hash; a list read out of
             // the table and written back is copied).
@@ -109,48 +107,59 @@ package enum PortRegistry {
     }
 
     /// What this process knows of a send right's port, from the facts its
-    /// descriptors prove, in one look at the table: `port`, the port it
-    /// stands for (the receiving port itself when the right carries its slot
-    /// counter, or a proxy holding the same counter through a connection
-    /// made by the same process); `isForged`, whether live ports or proxies
-    /// stand for `identity` here, none of them with `slots` (a right naming
-    /// a known port without its counter).
+    /// descriptors prove: `port`, the port it stands for (the receiving port
+    /// itself when the right carries its slot counter, or a proxy holding
+    /// the same counter through a connection made by the same process);
+    /// `isForged`, whether live ports or proxies stand for `identity` here,
+    /// none of them with `slots` (a right naming a known port without its
+    /// counter).
+    /// - Parameter creator: the process that made the arriving right's
+    ///   connection (`SO_PEERCRED`); asked only when a proxy here holds the
+    ///   same slot counter, so a right to a port new here costs no question.
+    /// - Throws: what `creator` throws.
     package static func lookUp(
-        _ identity: PortIdentity, slots: FileKey, creator: Int32
-    ) -> (port: PortCore?, isForged: Bool) {
-        // No array in the common case (one record, matching): the first
-        // match is held in `first`; every other port read under the lock
-        // is kept in `others` until after it (see `withEntries`).
-        var first: PortCore?
-        var matches: [PortCore] = []  // only when more than one matches
+        _ identity: PortIdentity, slots: FileKey, creator: () throws(SystemError) -> Int32
+    ) throws(SystemError) -> (port: PortCore?, isForged: Bool) {
+        // No array in the common cases (no record, or one): the first
+        // record with the counter is held in `first`; every other port read
+        // under the lock is kept in `others` until after it (see
+        // `withEntries`).
+        var first: (core: PortCore, isProxy: Bool)?
+        var more: [(core: PortCore, isProxy: Bool)] = []
         var others: [PortCore] = []
         var isForged = false
         entries.withLockedValue { table in
             guard let index = table.index(forKey: identity) else { return }
-            var anyLive = false, withSlots = false
+            var anyLive = false
             for entry in table.values[index] {
                 guard let core = entry.core else { continue }
                 anyLive = true
-                if entry.slots == slots {
-                    withSlots = true
-                    if entry.creator == nil || entry.creator == creator {
-                        if let earlier = first {
-                            if matches.isEmpty { matches.append(earlier) }
-                            matches.append(core)
-                        } else {
-                            first = core
-                        }
-                        continue
-                    }
+                guard entry.slots == slots else {
+                    others.append(core)
+                    continue
                 }
-                others.append(core)
+                if first == nil { first = (core, entry.isProxy) } else { more.append((core, entry.isProxy)) }
             }
-            isForged = anyLive && !withSlots
+            isForged = anyLive && first == nil
         }
         withExtendedLifetime(others) {}
-        // Outside the table's lock (the port's state has a lock of its own).
-        let port = matches.isEmpty ? first : matches.first { $0.isReceivingHere } ?? matches.first
-        return (port, isForged)
+        guard let first else { return (nil, isForged) }
+        // Outside the table's lock (a port's state and a route have locks
+        // of their own). A proxy matches only through a connection made by
+        // the same process as the arriving one's.
+        var asked: Int32?
+        func standsFor(_ core: PortCore, isProxy: Bool) throws(SystemError) -> Bool {
+            guard isProxy else { return true }
+            let mine: Int32
+            if let asked { mine = asked } else { mine = try creator(); asked = mine }
+            guard let made = try? core.route?.creator() else { return false }
+            return made.pid == mine
+        }
+        guard !more.isEmpty else { return (try standsFor(first.core, isProxy: first.isProxy) ? first.core : nil, false) }
+        var matches: [PortCore] = []
+        if try standsFor(first.core, isProxy: first.isProxy) { matches.append(first.core) }
+        for (core, isProxy) in more where try standsFor(core, isProxy: isProxy) { matches.append(core) }
+        return (matches.first { $0.isReceivingHere } ?? matches.first, false)
     }
 
     /// Every live object standing for `identity`, whatever its descriptors.

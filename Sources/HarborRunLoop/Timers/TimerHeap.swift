@@ -101,8 +101,11 @@ struct TimerHeap {
     /// were all tombstones). O(min(k, limit)) for k such entries; no allocation.
     func latestKey(notAfter bound: Int64, walkingAtMost limit: Int) -> Int64? {
         guard let top = entries.first, top.key <= bound else { return nil }
-        // Each entry walked pushes at most `arity` children.
-        return withUnsafeTemporaryAllocation(of: Int32.self, capacity: limit * Self.arity + 1) { stack -> Int64? in
+        // Each entry walked pushes at most `arity` children, and no entry is
+        // pushed twice: a heap of few timers needs a stack of few slots
+        // (small enough for the thread's stack, not the allocator).
+        let capacity = Swift.min(limit * Self.arity + 1, entries.count)
+        return withUnsafeTemporaryAllocation(of: Int32.self, capacity: capacity) { stack -> Int64? in
             var latest: Int64?
             var height = 1
             var walked = 0

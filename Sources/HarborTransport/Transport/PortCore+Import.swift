@@ -17,15 +17,17 @@ extension PortCore {
         _ identity: PortIdentity, socket: SharedDescriptor, slots: SharedDescriptor
     ) throws(WireRejection) -> SendRightToken {
         let slotsFile: FileKey
-        let creator: ProcessIdentity
+        let known: (port: PortCore?, isForged: Bool)
         do {
             slotsFile = try FileKey(of: slots.rawValue)
-            // Fails for anything but a socket.
-            creator = try SeqPacketSocket.creator(socket.rawValue)
+            // The connection's maker is asked (and fails for anything but
+            // a socket) only if a port here holds the same counter.
+            known = try PortRegistry.lookUp(identity, slots: slotsFile) { () throws(SystemError) -> Int32 in
+                try SeqPacketSocket.creator(socket.rawValue).pid
+            }
         } catch {
             throw WireRejection(.badDescriptor, "send right: \(error)")
         }
-        let known = PortRegistry.lookUp(identity, slots: slotsFile, creator: creator.pid)
         if let existing = known.port {
             // Already known here, proven by the slot counter it carries: the
             // new descriptors are redundant (never sent through, so their
@@ -47,8 +49,8 @@ extension PortCore {
             throw WireRejection(.badDescriptor, "slot counter: \(error)")
         }
         let proxy = PortCore(identity: identity, name: PortName.next(),
-                             location: .proxy(RemoteRoute(socket: socket, slots: counter, creator: creator)))
-        PortRegistry.register(proxy, slots: slotsFile, creator: creator.pid)
+                             location: .proxy(RemoteRoute(socket: socket, slots: counter)))
+        PortRegistry.register(proxy, slots: slotsFile, isProxy: true)
         return SendRightToken(port: proxy)
     }
 
