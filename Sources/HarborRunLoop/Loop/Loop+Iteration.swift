@@ -110,23 +110,26 @@ extension Loop {
     /// lost wake-up impossible.
     func prepareToWait(_ mode: ModeState, poll: Bool) -> Bool {
         while true {
-            let (wanted, armed) = state.withLock { _ in (mode.timers.wakeDeadline, mode.armedDeadline) }
-            if wanted != armed { rearm(mode, to: wanted) }
-            if poll { return true }
-            let outcome = state.withLock { state -> Bool? in
-                guard mode.timers.wakeDeadline == mode.armedDeadline else { return nil }
+            // One critical section when the timerfd is armed as it should
+            // be (the common case); otherwise it is re-armed outside the
+            // lock and the checks run again.
+            let outcome = state.withLock { state -> (ready: Bool?, rearmTo: Int64?) in
+                let wanted = mode.timers.wakeDeadline
+                guard wanted == mode.armedDeadline else { return (nil, wanted) }
+                if poll { return (true, nil) }
                 // An emptied mode counts as work: its last item may have gone
                 // (a timer invalidated on another thread) after this pass
                 // checked, when nobody had a sleeping loop to wake, and a
                 // loop asleep in an empty mode would never return.
                 if state.stopRequested || mode.sources.contains(where: \.isSignalled)
                     || state.blocks.contains(where: { $0.runs(in: mode) }) || isEmpty(mode, state) {
-                    return false
+                    return (false, nil)
                 }
                 state.isWaiting = true
-                return true
+                return (true, nil)
             }
-            if let outcome { return outcome }
+            if let ready = outcome.ready { return ready }
+            rearm(mode, to: outcome.rearmTo)
         }
     }
 

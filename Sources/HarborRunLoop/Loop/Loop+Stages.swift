@@ -13,10 +13,8 @@ extension Loop {
     /// (it is still valid inside it), and an observer whose callout is on
     /// the stack (a nested run started inside it) is not called again.
     func notifyObservers(_ mode: ModeState, _ activity: LoopActivity) {
-        let observers = state.withLock { _ -> [LoopObserver] in
-            guard mode.observerMask.contains(activity) else { return [] }
-            return mode.observers.filter { $0.activities.contains(activity) }
-        }
+        guard mode.isObserved(activity) else { return }
+        let observers = state.withLock { _ in mode.observers.filter { $0.activities.contains(activity) } }
         for observer in observers where observer.isValid {
             guard observer.beginFiring() else { continue }
             Callout.observer(observer, activity)

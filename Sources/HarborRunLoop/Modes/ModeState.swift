@@ -1,6 +1,7 @@
 // Harbor — one mode of one loop: its items and its waitset.
 import HarborPorts
 import HarborSystem
+import Synchronization
 
 /// Everything a loop keeps per mode.
 ///
@@ -29,8 +30,10 @@ final class ModeState: @unchecked Sendable {
     let timers: ModeTimers
     /// Sorted by `order`; equal orders keep the order they were added in.
     var observers: [LoopObserver] = []
-    /// Union of the observers' activities: skips the observer pass cheaply.
-    var observerMask: LoopActivity = []
+    /// Union of the observers' activities (`LoopActivity` bits): skips the
+    /// observer pass without the lock. Written under the lock (with
+    /// `observers`), read by the loop's thread before it takes the lock.
+    let observerMask = Atomic<UInt32>(0)
     /// The deadline the timerfd is armed to (CLOCK_MONOTONIC ns), or nil.
     /// Written only by the loop's own thread.
     var armedDeadline: Int64?
@@ -55,7 +58,15 @@ final class ModeState: @unchecked Sendable {
     var hasSourcesOrTimers: Bool { !sources.isEmpty || !waitSources.isEmpty || !timers.isEmpty }
 
     func recomputeObserverMask() {
-        observerMask = observers.reduce(into: []) { $0.formUnion($1.activities) }
+        let mask = observers.reduce(into: LoopActivity()) { $0.formUnion($1.activities) }
+        observerMask.store(mask.rawValue, ordering: .releasing)
+    }
+
+    /// Whether some observer of the mode watches `activity` (the lock need
+    /// not be held: an observer added on another thread as the loop reaches
+    /// `activity` is seen from this activity or from its next).
+    func isObserved(_ activity: LoopActivity) -> Bool {
+        observerMask.load(ordering: .acquiring) & activity.rawValue != 0
     }
 }
 
