@@ -59,9 +59,10 @@ func alarm(_ session: XPCSession, seconds: Int) throws(XPCRichError) -> String {
 
 // snippet: client-subscribe
 /// `subscribe COUNT`: COUNT ticks, then the subscription goes (and with
-/// it, at the service, the subscriber).
+/// it, at the service, the subscriber). A restart of the service does not
+/// end it: within 30 s the service's next instance takes it again.
 func subscribe(_ session: XPCSession, count: Int) throws(XPCRichError) {
-    let ticks = try session.subscribe(ClockRequest.subscribe, as: ClockTime.self)
+    let ticks = try session.subscribe(ClockRequest.subscribe, as: ClockTime.self, resubscribeWithin: .seconds(30))
     for _ in 0..<count {
         let tick = try ticks.next()
         say("tick \(tick) from pid \(tick.servedBy)")

@@ -4,7 +4,8 @@
 # watchdog, and clients (Examples/ClockClient) inside the namespaces: one of
 # another uid refused by the service's peer requirement with a typed error,
 # one that outlives `systemctl restart` (its next call answered by the new
-# instance), and a pending call failed within 10 ms of a SIGKILL
+# instance), a subscription that outlives it too (resubscribeWithin: its
+# ticks go on from the new instance), and a pending call failed within 10 ms of a SIGKILL
 # (`systemctl kill -s KILL`; the median of five, none over 100 ms),
 # measured in the client from the service's exit.
 
@@ -115,6 +116,32 @@ run_clock_checks() {
     else
         bad "clock: the repl client's first call got \"$out\""
     fi
+
+    # --- a subscription outlives systemctl restart (resubscribeWithin) ---
+    pid=$(prop "$clock_unit" MainPID)
+    local ticks_out
+    ticks_out=$(mktemp)
+    E timeout 60 clock-client subscribe 6 >"$ticks_out" 2>&1 &
+    local ticks_pid=$!
+    if wait_until 20 grep -q "^tick " "$ticks_out"; then
+        t0=$(ms)
+        E timeout 30 systemctl restart "$clock_unit"
+        pid2=$(prop "$clock_unit" MainPID)
+        wait "$ticks_pid"
+        local status=$? took=$(($(ms) - t0))
+        local before after
+        before=$(grep -c "^tick .* from pid $pid$" "$ticks_out")
+        after=$(grep -c "^tick .* from pid $pid2$" "$ticks_out")
+        if ((status == 0 && before >= 1 && after >= 1 && before + after == 6)) && [[ $pid2 != "$pid" ]]; then
+            ok "clock: a subscription outlived systemctl restart: $before ticks from PID $pid, then $after from the new instance, PID $pid2 (done $took ms after the restart began)"
+        else
+            bad "clock: subscription across systemctl restart (MainPID $pid -> $pid2), exit $status: \"$(tr '\n' '|' <"$ticks_out")\""
+        fi
+    else
+        bad "clock: the subscriber got no first tick: \"$(tr '\n' '|' <"$ticks_out")\""
+        wait "$ticks_pid"
+    fi
+    rm -f "$ticks_out"
 
     # --- SIGKILL fails a pending call within 10 ms; the next call is answered again ---
     for i in 1 2 3 4 5; do

@@ -25,11 +25,26 @@ final class SubscriberPort: Sendable {
     /// Takes the next message, waiting for one; nil once ``close()`` ran.
     /// The wake ``close()`` sends comes back as an ``XPCWire/wake`` message
     /// from this process.
-    func receive() throws(PortError) -> Message? {
+    /// - Parameter timeout: how long to wait (nil: for ever).
+    /// - Throws: `PortError` `.timedOut` when `timeout` passes first.
+    func receive(timeout: Duration? = nil) throws(PortError) -> Message? {
         guard let token = right.withLock({ $0 }) else { return nil }
         // Another handle on the same right while this receive waits; it
         // holds the port alive until the receive returns.
-        return try ReceiveRight(token: token).receive()
+        return try ReceiveRight(token: token).receive(timeout: timeout)
+    }
+
+    /// A send right to the port (for a publisher: the only one while the
+    /// subscription is open); nil once ``close()`` ran.
+    func makeSendRight() -> SendRight? {
+        right.withLock { $0 }.map { ReceiveRight(token: $0).makeSendRight() }
+    }
+
+    /// A send-once right to the port (a publisher's end of the stream);
+    /// nil once ``close()`` ran.
+    func makeSendOnceRight() -> SendOnceRight? {
+        guard let token = right.withLock({ $0 }) else { return nil }
+        return ReceiveRight(token: token).makeSendOnceRight()
     }
 
     /// Destroys the port now, or, when a ``receive()`` waits on it, as

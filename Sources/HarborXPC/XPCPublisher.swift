@@ -20,7 +20,7 @@ import HarborSystem
 /// ticks.publish(Tick(seconds: clock()))             // to every subscriber; never waits
 /// ```
 ///
-/// - **Each subscriber its own port.** ``XPCSession/subscribe(_:as:queueLimit:)``
+/// - **Each subscriber its own port.** ``XPCSession/subscribe(_:as:queueLimit:resubscribeWithin:)``
 ///   makes a port and sends the only send right to it (and a send-once
 ///   right for the stream's end) with its request; ``subscribe(_:)`` takes them. A subscriber that falls behind fills its
 ///   own port and then its own backlog here, which ``policy`` bounds
@@ -38,8 +38,13 @@ import HarborSystem
 ///   dies: every stream ends with ``XPCRichError/Code/connectionInterrupted``;
 ///   ``cancel(reason:)`` (also run when the publisher is released) ends
 ///   them, after what was published before, with
-///   ``XPCRichError/Code/connectionInvalid`` and the reason: the end goes
-///   on the subscriber's send-once right, which even a full port takes.
+///   ``XPCRichError/Code/connectionInterrupted`` and the reason (the
+///   publisher went away, as when its process ends: a subscription made
+///   with a resubscription window asks again): the end goes on the
+///   subscriber's send-once right, which even a full port takes. A
+///   subscriber the stream policy gives up on gets
+///   ``XPCRichError/Code/connectionInvalid`` instead (its stream alone is
+///   over).
 /// - **Whoever asks pays.** One uid holds at most `subscriptionsPerUid` of
 ///   a publisher's subscriptions and all uids together `totalSubscriptions`;
 ///   past that a request is refused with
@@ -86,7 +91,7 @@ public final class XPCPublisher<Event: Encodable & Sendable>: Sendable {
     public var subscriberCount: Int { streams.withLock { $0.table.count } }
 
     /// Subscribes the sender of `message`, a request that
-    /// ``XPCSession/subscribe(_:as:queueLimit:)`` sent
+    /// ``XPCSession/subscribe(_:as:queueLimit:resubscribeWithin:)`` sent
     /// (``XPCReceivedMessage/isSubscriptionRequest``), and answers it: from
     /// now on every published event goes to the subscriber's port. Decode
     /// the request's value first if it says what to subscribe to.
@@ -150,10 +155,11 @@ public final class XPCPublisher<Event: Encodable & Sendable>: Sendable {
 
     /// Ends every subscription: each subscriber's stream gives what was
     /// published before (what its port has room for now) and then throws
-    /// ``XPCRichError/Code/connectionInvalid`` with `reason`; later requests
-    /// are refused.
+    /// ``XPCRichError/Code/connectionInterrupted`` with `reason` (as when
+    /// the publisher's process ends: a subscription with a resubscription
+    /// window asks the service again); later requests are refused.
     public func cancel(reason: String) {
-        let error = XPCRichError(.connectionInvalid, "the publisher ended the stream: \(reason)")
+        let error = XPCRichError(.connectionInterrupted, "the publisher ended the stream: \(reason)")
         let ending = streams.withLock { streams -> [PublisherStream<Event>] in
             if streams.cancelled == nil { streams.cancelled = error }
             return Array(streams.table.values)

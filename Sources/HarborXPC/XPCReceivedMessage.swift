@@ -24,7 +24,7 @@ public final class XPCReceivedMessage: Sendable {
     /// Whether the sender waits for a reply (XPC's `expectsReply`).
     public let expectsReply: Bool
     /// Whether the message asks for a subscription
-    /// (``XPCSession/subscribe(_:as:queueLimit:)``): hand it to
+    /// (``XPCSession/subscribe(_:as:queueLimit:resubscribeWithin:)``): hand it to
     /// ``XPCPublisher/subscribe(_:)``, which answers it.
     public let isSubscriptionRequest: Bool
 

@@ -4,7 +4,7 @@ import HarborPorts
 import HarborSystem
 
 /// A subscription to a service's ``XPCPublisher``, made by
-/// ``XPCSession/subscribe(_:as:queueLimit:)``: the events arrive, in the
+/// ``XPCSession/subscribe(_:as:queueLimit:resubscribeWithin:)``: the events arrive, in the
 /// order published, on a port of this subscription's own, to which the
 /// publisher holds the only send right.
 ///
@@ -24,12 +24,18 @@ import HarborSystem
 /// goes without ending the stream, the send-once right it held for the end
 /// dies (a send-once notification) and the stream throws
 /// ``XPCRichError/Code/connectionInterrupted`` once the events queued
-/// before are taken; a publisher that ends the stream on purpose
-/// (``XPCPublisher/cancel(reason:)``, or the ``XPCStreamPolicy/wait(keep:timeout:)``
-/// policy giving up on this subscriber) makes it throw
-/// ``XPCRichError/Code/connectionInvalid`` with its reason, sent on a
-/// send-once right this subscription gave it, so it arrives even at a full
-/// port.
+/// before are taken; so it does, with the reason, when the publisher ends
+/// every stream on purpose (``XPCPublisher/cancel(reason:)``, a service
+/// stopping). The ``XPCStreamPolicy/wait(keep:timeout:)`` policy giving up
+/// on this subscriber makes it throw ``XPCRichError/Code/connectionInvalid``
+/// with its reason. Both ends are sent on a send-once right this
+/// subscription gave the publisher, so they arrive even at a full port.
+///
+/// **Resubscribing.** A subscription made with `resubscribeWithin`
+/// (``XPCSession/subscribe(_:as:queueLimit:resubscribeWithin:)``) does not
+/// end with ``XPCRichError/Code/connectionInterrupted``: it asks the
+/// service's next instance for the stream, through its session, and goes
+/// on with the new publisher's events (``resubscriptions``).
 ///
 /// ``cancel()``, or releasing the subscription, destroys its port: the
 /// publisher hears of it at once (a dead-name notification) and ends the
@@ -46,17 +52,30 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
     private let runner: HandlerRunner
     private let ended = HarborLock<XPCRichError?>(nil)
     private let cancelled = HarborLock(false)
+    /// The request and session to ask the service's next instance with
+    /// (`resubscribeWithin`); nil: the publisher's death ends the stream.
+    private let again: StreamRequest?
+    private let resubscribed = HarborLock(0)
 
-    init(port: consuming ReceiveRight, service: String, runner: HandlerRunner) {
+    init(port: SubscriberPort, service: String, runner: HandlerRunner, again: StreamRequest?) {
         self.service = service
-        self.port = SubscriberPort(port)
+        self.port = port
         self.runner = runner
+        self.again = again
     }
+
+    /// How many times the subscription was taken again by a new publisher
+    /// after the one before died (`resubscribeWithin` of
+    /// ``XPCSession/subscribe(_:as:queueLimit:resubscribeWithin:)``); the
+    /// events published in between were lost.
+    public var resubscriptions: Int { resubscribed.withLock { $0 } }
 
     /// Waits for the next event.
     /// - Throws: ``XPCRichError/Code/connectionInterrupted`` when the
-    ///   publisher is gone, ``XPCRichError/Code/connectionInvalid`` when it
-    ///   ended the stream or this subscription was cancelled (the stream is
+    ///   publisher is gone or ended every stream (with a resubscription
+    ///   window: when no instance took the subscription again within it),
+    ///   ``XPCRichError/Code/connectionInvalid`` when the publisher's policy
+    ///   ended this stream or this subscription was cancelled (the stream is
     ///   then over: every later call throws the same), or
     ///   ``XPCRichError/Code/codingFailed`` for one event that is not an
     ///   `Event` (the stream goes on).
@@ -80,7 +99,9 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
                 // exactly one of its message and its death notification
                 // (the publisher went without sending it) arrives.
                 if case .sendOnce = notification {
-                    throw finish(XPCRichError(.connectionInterrupted, "the publisher of \(service) went away"))
+                    let lost = XPCRichError(.connectionInterrupted, "the publisher of \(service) went away")
+                    guard let again else { throw finish(lost) }
+                    if let end = resubscribe(again, after: lost) { throw finish(end) }
                 }
                 continue
             }
@@ -92,7 +113,9 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
                     throw XPCRichError(.codingFailed, "an event of \(service) is not a \(Event.self): \(error)")
                 }
             case XPCWire.streamEnd:
-                throw finish(XPCSession.failure(message.text))
+                let end = XPCSession.failure(message.text)
+                guard let again, end.code == .connectionInterrupted else { throw finish(end) }
+                if let failed = resubscribe(again, after: end) { throw finish(failed) }
             case XPCWire.wake where message.trailer.sender.pid == me:
                 throw finish(XPCRichError(.connectionInvalid, "the subscription was cancelled"))
             default:
@@ -150,6 +173,51 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
             }.detach()
         } catch {
             throw XPCRichError(.connectionInvalid, "no thread for the event handler: \(error)")
+        }
+    }
+
+    /// After the publisher's death: asks for the stream again through the
+    /// session until a publisher takes it or `again.window` passes, pausing
+    /// 10 ms, then twice as long each time up to a second, between tries
+    /// while the name has no instance (``cancel()`` cuts a pause short).
+    /// Returns nil when the stream goes on, else the error that ends it:
+    /// a refusal from the new instance as it is, or `lost` once the
+    /// window passed.
+    private func resubscribe(_ again: StreamRequest, after lost: XPCRichError) -> XPCRichError? {
+        let cancelledError = XPCRichError(.connectionInvalid, "the subscription was cancelled")
+        let deadline = ContinuousClock.now + again.window
+        var pause = Duration.milliseconds(10)
+        var last = lost
+        let me = ProcessIdentity.current.pid
+        while true {
+            if wasCancelled { return cancelledError }
+            do throws(XPCRichError) {
+                try again.send(on: port)
+                resubscribed.withLock { $0 += 1 }
+                return nil
+            } catch {
+                switch error.code {
+                case .serviceNotFound, .connectionInterrupted, .connectTimedOut:
+                    last = error  // no instance (yet), or the old one's right: try again
+                default:
+                    return error
+                }
+            }
+            let left = deadline - ContinuousClock.now
+            if left <= .zero {
+                return XPCRichError(.connectionInterrupted, "\(lost.reason), and no instance took the subscription "
+                                    + "again within \(again.window) (\(last.code.rawValue): \(last.reason))")
+            }
+            // A pause ``cancel()`` ends: its wake comes to the port.
+            do {
+                guard let woken = try port.receive(timeout: Swift.min(pause, left)) else { return cancelledError }
+                if woken.id == XPCWire.wake, woken.notification == nil, woken.trailer.sender.pid == me {
+                    return cancelledError
+                }
+            } catch {
+                // The pause passed (or the port failed: the next try says).
+            }
+            pause = Swift.min(pause * 2, .seconds(1))
         }
     }
 

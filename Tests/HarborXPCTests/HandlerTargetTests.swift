@@ -235,7 +235,7 @@ extension XPCTests {
             #expect(events.mostInside == 1, "a subscription's event handlers overlapped on a concurrent target queue")
             ticks.cancel(reason: "done")
             let end = ended.wait()
-            #expect(end?.0 == .connectionInvalid && end?.1 == true, "the stream's end: \(String(describing: end))")
+            #expect(end?.0 == .connectionInterrupted && end?.1 == true, "the stream's end: \(String(describing: end))")
             session.cancel(reason: "done")
             listener.cancel()
         }

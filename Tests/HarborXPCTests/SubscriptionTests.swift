@@ -1,6 +1,8 @@
-// HarborXPC tests — subscriptions: a publisher's stream, each subscriber on its own port (X09–X13, X24).
+// HarborXPC tests — subscriptions: a publisher's stream, each subscriber on its own port (X09–X13, X24, X26).
 import Glibc
 import HarborBootstrap
+import HarborCoding
+import HarborPorts
 import HarborSystem
 import HarborTestSupport
 @testable import HarborXPC
@@ -208,7 +210,7 @@ extension XPCTests {
         /// X12: the publisher's death (SIGKILL) ends the subscriber's stream
         /// with connectionInterrupted at once, after the events queued before;
         /// a publisher's cancel ends it, after the events published before,
-        /// with connectionInvalid and the reason.
+        /// with connectionInterrupted and the reason.
         @Test func X12_thePublishersDeathEndsTheStreamWithATypedError() throws {
             let harbord = PrivateHarbord()
             let bootstrap = try harbord.client()
@@ -246,7 +248,7 @@ extension XPCTests {
                 _ = try stream.next()
                 Issue.record("the cancelled stream went on")
             } catch {
-                #expect(error.code == .connectionInvalid && error.reason.hasSuffix("closing"), "\(error)")
+                #expect(error.code == .connectionInterrupted && error.reason.hasSuffix("closing"), "\(error)")
             }
             other.cancel(reason: "done")
             listener.cancel()
@@ -282,6 +284,87 @@ extension XPCTests {
             _ = held
             session.cancel(reason: "done")
             listener.cancel()
+        }
+
+        /// X26: a subscription made with `resubscribeWithin` outlives its
+        /// publisher: the publisher's process is killed (SIGKILL), the
+        /// subscriber keeps asking while the name has no instance, and once
+        /// a new publisher checks the name in, the stream goes on with its
+        /// events (numbered from 0 again), counted in `resubscriptions`.
+        @Test func X26_aResubscribingSubscriptionOutlivesItsPublisher() throws {
+            let harbord = PrivateHarbord()
+            let bootstrap = try harbord.client()
+            let first = harbord.publisher("com.example.x26")
+            let session = try XPCSession(machService: "com.example.x26", bootstrap: bootstrap)
+            let ticks = try session.subscribe(Ask(op: "subscribe", n: 0), as: Tick.self, resubscribeWithin: .seconds(20))
+            var last = try ticks.next().n
+            last = try ticks.next().n
+            kill(first.pid, SIGKILL)
+            // The name has no instance for a while: the subscriber's tries
+            // find none (or the dead one) and pause.
+            usleep(300_000)
+            #expect(ticks.resubscriptions == 0)
+            let second = harbord.publisher("com.example.x26")
+            var seen: [Int] = []
+            var restarted = false
+            while seen.count < 100 && !restarted {
+                let n = try ticks.next().n
+                seen.append(n)
+                if n < last { restarted = true } else { last = n }
+            }
+            #expect(restarted, "no event of the new publisher came: \(seen)")
+            #expect(ticks.resubscriptions == 1)
+            let after = try ticks.next().n
+            #expect(after == seen.last! + 1, "the new publisher's events in order")
+            ticks.cancel()
+            session.cancel(reason: "done")
+            _ = second
+        }
+
+        /// X26: when no instance takes the subscription again within the
+        /// window, the stream ends with `connectionInterrupted`, saying so,
+        /// after the window; `cancel()` during the retries ends it at once
+        /// with `connectionInvalid`; a request carrying a right cannot
+        /// resubscribe (it is refused up front, typed).
+        @Test func X26_withoutANewInstanceTheStreamEndsAfterTheWindowTyped() throws {
+            let harbord = PrivateHarbord()
+            let bootstrap = try harbord.client()
+            let publisher = harbord.publisher("com.example.x26b")
+            let session = try XPCSession(machService: "com.example.x26b", bootstrap: bootstrap)
+            let ticks = try session.subscribe(Ask(op: "subscribe", n: 0), as: Tick.self, resubscribeWithin: .milliseconds(400))
+            _ = try ticks.next()
+            kill(publisher.pid, SIGKILL)
+            let killed = ContinuousClock.now
+            do {
+                while true { _ = try ticks.next() }
+            } catch {
+                let took = ContinuousClock.now - killed
+                #expect(error.code == .connectionInterrupted && error.reason.contains("no instance took the subscription"),
+                        "\(error)")
+                #expect(took >= .milliseconds(400) && took < .seconds(5), "ended after \(took)")
+            }
+            #expect(ticks.resubscriptions == 0)
+
+            let again = harbord.publisher("com.example.x26b")
+            let cancelled = try session.subscribe(Ask(op: "subscribe", n: 0), as: Tick.self, resubscribeWithin: .seconds(60))
+            _ = try cancelled.next()
+            kill(again.pid, SIGKILL)
+            let ended = Latch<(XPCRichError, ContinuousClock.Instant)>()
+            try cancelled.setEventHandler { result in
+                if case .failure(let error) = result { ended.set((error, .now)) }
+            }
+            usleep(300_000)  // the subscription is retrying: no instance
+            let cancelledAt = ContinuousClock.now
+            cancelled.cancel()
+            let end = ended.wait()
+            #expect(end?.0.code == .connectionInvalid, "\(String(describing: end))")
+            #expect(end.map { $0.1 - cancelledAt < .seconds(1) } == true, "cancel took long to end the retries")
+
+            let right = ReceiveRight()
+            struct WithRight: Codable { var events: SendRight }
+            #expect(xpcCode { _ = try session.subscribe(WithRight(events: right.makeSendRight()), as: Tick.self,
+                                                       resubscribeWithin: .seconds(1)) } == .codingFailed)
+            session.cancel(reason: "done")
         }
 
         /// X24: `cancel()` ends the subscription at the publisher at once,
