@@ -312,8 +312,14 @@ extension HarborActorSystem {
                 selfType = type(of: actor)
             }
             var decoder = HarborInvocationDecoder(reader: reader, header: header, selfType: selfType)
-            try await executeDistributedTarget(on: actor, target: RemoteCallTarget(header.target),
-                                               invocationDecoder: &decoder, handler: handler)
+            // A non-generic function runs with its types resolved once
+            // (`TargetTypes`); a generic one as the Distributed module runs it.
+            if selfType == nil, let (types, kept) = TargetTypes.of(header.target) {
+                try await types.execute(on: actor, decoder: &decoder, system: self, handler: handler, kept: kept)
+            } else {
+                try await executeDistributedTarget(on: actor, target: RemoteCallTarget(header.target),
+                                                   invocationDecoder: &decoder, handler: handler)
+            }
         } catch let error as HarborActorSystemError {
             handler.fail(error)
         } catch let error as ExecuteDistributedTargetError {
