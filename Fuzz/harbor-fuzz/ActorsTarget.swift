@@ -10,7 +10,7 @@
 // the link id and the number as the fuzzer wrote them. The seeds are real
 // calls of each of the actor's functions, caught at a port of ours, one
 // with an argument of another type, and `add(3)` by number, introducing
-// and not, and the generic `same(3)` with hostile substitution names (D09:
+// and not, its header in the array and in a compact body, and the generic `same(3)` with hostile substitution names (D09:
 // another spelling, a symbolic reference, a name too long, none, too
 // many). The system runs the call (or refuses it) on its own thread.
 // Invariants: nothing traps; a call with a reply right gets exactly one
@@ -83,6 +83,10 @@ enum ActorsTarget {
             let link = number(7), call = number(1)
             seeds.append([0x30] + add.dropFirst() + link + call)
             seeds.append([0x10] + add.dropFirst() + link + number(2))
+            // The same with a compact body, as a system sends calls by number.
+            let compact = compacted(Array(add.dropFirst()))
+            seeds.append([0x30] + compact + number(8) + call)
+            seeds.append([0x10] + compact + number(8) + number(2))
         }
         // same(3) (the 8th function) with substitution names a hostile peer may send (D09).
         seeds += renamed(seeds[7], [
@@ -90,6 +94,20 @@ enum ActorsTarget {
             [String(repeating: "Sa", count: 300) + "Si" + String(repeating: "G", count: 300)], [], ["Si", "Si"],
         ])
         return seeds
+    }
+
+    /// `body`, a first call's body of `add(Int)`, as a call by number's
+    /// compact body (`CompactInvocation`).
+    private static func compacted(_ body: [UInt8]) -> [UInt8] {
+        var writer = MessageValueWriter()
+        guard var reader = try? MessageValueReader(Message(id: ActorWire.invocation, body: body)),
+              let header = try? reader.next(InvocationHeader.self), let value = try? reader.next(Int.self),
+              (try? writer.append(value)) != nil, let arguments = try? writer.message(id: ActorWire.call),
+              let compact = try? CompactInvocation.body(target: header.target, generics: header.generics,
+                                                        arguments: arguments.body) else {
+            fail("actors: the add seed has no compact form")
+        }
+        return compact
     }
 
     /// `seed`, a call of one argument, again with each of `names` as its
