@@ -92,7 +92,6 @@ extension HarborActorSystem {
         guard let right = id.right else {
             throw HarborActorSystemError(.actorNotFound, "\(id) holds no right to reach it")
         }
-        if right.isDead { throw HarborActorSystemError(.deadActor, "\(id) is a dead name") }
         let number = CallNumber.next()
         // By number when the port's process is known and the links have
         // room: below the reply port's queue limit in all, so every answer
@@ -102,6 +101,10 @@ extension HarborActorSystem {
                   let route = state.routes[right.name], let link = state.links[route.pid] else { return nil }
             return (link, route.introduced)
         }
+        // A port known by its route is watched (its dead-name notification
+        // fails its calls by number, and a send to it fails): no look here,
+        // which costs a system call.
+        if link == nil, right.isDead { throw HarborActorSystemError(.deadActor, "\(id) is a dead name") }
         let outgoing = MessageBox(link == nil ? try invocation.message(target: target, number: number, system: self)
                                               : try invocation.numberedMessage(target: target, system: self))
         let cancellation = CallCancellation(number: number, right: right)
