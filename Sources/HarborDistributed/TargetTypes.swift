@@ -25,6 +25,8 @@ import HarborSystem
 ///
 /// **Thread safety:** immutable once made; ``cache`` has its own lock.
 final class TargetTypes: @unchecked Sendable {
+    // @unchecked: every stored property is a `let` set once; the buffers
+    // they point to are written only before `init` and read after it.
     /// The most functions kept.
     static let limit = 4096
 
