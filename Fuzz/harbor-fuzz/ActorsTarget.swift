@@ -10,9 +10,10 @@
 // the link id and the number as the fuzzer wrote them. The seeds are real
 // calls of each of the actor's functions, caught at a port of ours, one
 // with an argument of another type, and `add(3)` by number, introducing
-// and not, and the generic `same(3)` with hostile substitution names (D09:
-// another spelling, a symbolic reference, a name too long, none, too
-// many). The system runs the call (or refuses it) on its own thread.
+// and not, its header in the array and (the last two) in a compact body,
+// and the generic `same(3)` with hostile substitution names (D09: another
+// spelling, a symbolic reference, a name too long, none, too many). The
+// system runs the call (or refuses it) on its own thread.
 // Invariants: nothing traps; a call with a reply right gets exactly one
 // answer, never a send-once notification (the system always answers), of
 // a kind a system sends, a failure naming a known code; an introducing
@@ -89,7 +90,28 @@ enum ActorsTarget {
             ["SqySiG"], ["\u{1}\u{0}\u{0}\u{0}\u{0}"], ["Sa\u{2}\u{10}\u{0}\u{0}\u{0}G"],
             [String(repeating: "Sa", count: 300) + "Si" + String(repeating: "G", count: 300)], [], ["Si", "Si"],
         ])
+        // add(3) by number with a compact body, as a system sends calls by
+        // number: introducing on link 8, then on it alone.
+        if let add = seeds.first {
+            let compact = compacted(Array(add.dropFirst()))
+            seeds.append([0x30] + compact + number(8) + number(1))
+            seeds.append([0x10] + compact + number(8) + number(2))
+        }
         return seeds
+    }
+
+    /// `body`, a first call's body of `add(Int)`, as a call by number's
+    /// compact body (`CompactInvocation`).
+    private static func compacted(_ body: [UInt8]) -> [UInt8] {
+        var writer = MessageValueWriter()
+        guard var reader = try? MessageValueReader(Message(id: ActorWire.invocation, body: body)),
+              let header = try? reader.next(InvocationHeader.self), let value = try? reader.next(Int.self),
+              (try? writer.append(value)) != nil, let arguments = try? writer.message(id: ActorWire.call),
+              let compact = try? CompactInvocation.body(target: header.target, generics: header.generics,
+                                                        arguments: arguments.body) else {
+            fail("actors: the add seed has no compact form")
+        }
+        return compact
     }
 
     /// `seed`, a call of one argument, again with each of `names` as its

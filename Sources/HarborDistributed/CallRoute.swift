@@ -10,6 +10,14 @@ enum CallRoute: ~Copyable, Sendable {
     /// The caller's reply port, and the call's number, appended to the answer.
     case numbered(SendRight, UInt64)
 
+    /// The call's number, for a call by number.
+    var number: UInt64? {
+        switch self {
+        case .once: nil
+        case .numbered(_, let number): number
+        }
+    }
+
     /// Sends `message` the way the call asked.
     consuming func send(_ message: consuming Message) {
         switch consume self {

@@ -92,17 +92,25 @@ extension HarborActorSystem {
         guard let right = id.right else {
             throw HarborActorSystemError(.actorNotFound, "\(id) holds no right to reach it")
         }
-        if right.isDead { throw HarborActorSystemError(.deadActor, "\(id) is a dead name") }
         let number = CallNumber.next()
-        let outgoing = MessageBox(try invocation.message(target: target, number: number, system: self))
+        // By number when the port's process is known and the links have
+        // room: below the reply port's queue limit in all, so every answer
+        // finds room.
+        let link = state.withLock { state -> (link: ReplyLink, introduced: Bool)? in
+            guard !state.stopped, state.numbered.count < Self.numberedCallsPerLink,
+                  let route = state.routes[right.name], let link = state.links[route.pid] else { return nil }
+            return (link, route.introduced)
+        }
+        // A port known by its route is watched (its dead-name notification
+        // fails its calls by number, and a send to it fails): no look here,
+        // which costs a system call.
+        if link == nil, right.isDead { throw HarborActorSystemError(.deadActor, "\(id) is a dead name") }
+        let outgoing = MessageBox(link == nil ? try invocation.message(target: target, number: number, system: self)
+                                              : try invocation.numberedMessage(target: target, system: self))
         let cancellation = CallCancellation(number: number, right: right)
         let answered = try await withTaskCancellationHandler {
             guard let request = outgoing.take() else {
                 throw HarborActorSystemError(.encodingFailed, "the call was already sent")
-            }
-            let link = state.withLock { state -> (link: ReplyLink, introduced: Bool)? in
-                guard let route = state.routes[right.name], let link = state.links[route.pid] else { return nil }
-                return (link, route.introduced)
             }
             if let link {
                 return MessageBox(try await callByNumber(request, number: number, to: right, link: link.link,
@@ -154,17 +162,15 @@ extension HarborActorSystem {
         if learned { right.requestDeadNameNotification(to: notifications.makeSendOnceRight()) }
     }
 
-    /// Sends one invocation by number over `link` (D08), handing the link's
-    /// reply port over with it when `introducing`, and waits for the answer
-    /// the system's thread matches by number, or for the dead-name
-    /// notification of the actor's port.
+    /// Sends one invocation by number over `link` (D08; `request` has a
+    /// ``CompactInvocation`` body), handing the link's reply port over with
+    /// it when `introducing`, and waits for the answer the system's thread
+    /// matches by number, or for the dead-name notification of the actor's
+    /// port.
     private func callByNumber(_ request: consuming Message, number: UInt64, to right: SendRight, link: ReplyLink,
                               introducing: Bool, cancellation: CallCancellation) async throws -> Message {
         var request = request
         let box = MessageBox()
-        // Below the reply port's queue limit in all, so every answer finds room.
-        let room = state.withLock { !$0.stopped && $0.numbered.count < Self.numberedCallsPerLink }
-        guard room else { return try await callOnce(request, to: right, cancellation: cancellation) }
         request.id = introducing ? ActorWire.introducingCall : ActorWire.call
         if introducing { request.attach(link.port.right.makeSendRight()) }
         ActorWire.append(link.id, to: &request)

@@ -149,8 +149,10 @@ extension HarborActorSystem {
             return
         }
         let route: CallRoute
+        var number: UInt64?
         if message.id == ActorWire.call || message.id == ActorWire.introducingCall {
             guard let numbered = callerRoute(of: &message) else { return }
+            number = numbered.number
             route = numbered
         } else {
             guard let reply = message.takeReplyRight() else { return }
@@ -181,7 +183,8 @@ extension HarborActorSystem {
         let running = RunningCall()
         // On this thread, after this message (SystemExecutor): no hand-off.
         running.started(Task(executorPreference: executor) { [self] in
-            await execute(box, on: actor, targetPrefix: prefix, handler: handler, caller: caller, running: running)
+            await execute(box, on: actor, targetPrefix: prefix, handler: handler, caller: caller, number: number,
+                          running: running)
         })
     }
 
@@ -273,13 +276,15 @@ extension HarborActorSystem {
     }
 
     /// Decodes the call and runs it on `actor`; every failure is answered.
-    /// While it runs, a call that carries a number is `running` under its
+    /// A call by number (`callNumber`) may have a ``CompactInvocation``
+    /// body. While it runs, a call that carries a number is `running` under its
     /// caller's pid and that number, where a cancel from the caller finds
     /// it (D11): registered before the task first suspends, so before this
     /// system's thread receives the next message.
     private func execute(_ box: MessageBox, on actor: any DistributedActor, targetPrefix: String,
-                         handler: HarborResultHandler, caller: Int32, running: RunningCall) async {
-        guard let message = box.take() else { return }
+                         handler: HarborResultHandler, caller: Int32, number callNumber: UInt64?,
+                         running: RunningCall) async {
+        guard var message = box.take() else { return }
         var key: RunningCallKey?
         defer {
             if let key {
@@ -289,8 +294,13 @@ extension HarborActorSystem {
             }
         }
         do {
+            // A call by number's header comes before its arguments, in
+            // bytes (`CompactInvocation`), or in the array as a first call's.
+            let compact = try callNumber.flatMap { number throws(HarborActorSystemError) in
+                try CompactInvocation.takeHeader(from: &message, number: number)
+            }
             var reader = try MessageValueReader(message, userInfo: codingUserInfo)
-            let header = try reader.next(InvocationHeader.self)
+            let header = try compact ?? reader.next(InvocationHeader.self)
             if let number = header.number {
                 let running = running
                 key = state.withLock { state -> RunningCallKey? in
@@ -312,8 +322,14 @@ extension HarborActorSystem {
                 selfType = type(of: actor)
             }
             var decoder = HarborInvocationDecoder(reader: reader, header: header, selfType: selfType)
-            try await executeDistributedTarget(on: actor, target: RemoteCallTarget(header.target),
-                                               invocationDecoder: &decoder, handler: handler)
+            // A non-generic function runs with its types resolved once
+            // (`TargetTypes`); a generic one as the Distributed module runs it.
+            if selfType == nil, let (types, kept) = TargetTypes.of(header.target) {
+                try await types.execute(on: actor, decoder: &decoder, system: self, handler: handler, kept: kept)
+            } else {
+                try await executeDistributedTarget(on: actor, target: RemoteCallTarget(header.target),
+                                                   invocationDecoder: &decoder, handler: handler)
+            }
         } catch let error as HarborActorSystemError {
             handler.fail(error)
         } catch let error as ExecuteDistributedTargetError {

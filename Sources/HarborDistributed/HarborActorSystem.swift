@@ -206,8 +206,17 @@ public final class HarborActorSystem: DistributedActorSystem, Sendable {
     }
 
     /// The `userInfo` every coder of this system gets: the system, under
-    /// `CodingUserInfoKey.actorSystemKey`, so actor references code.
-    var codingUserInfo: [CodingUserInfoKey: any Sendable] { [.actorSystemKey: self] }
+    /// `CodingUserInfoKey.actorSystemKey`, so actor references code. Made
+    /// once and kept until ``shutdown()`` (it holds the system, as the
+    /// system's thread does until then).
+    var codingUserInfo: [CodingUserInfoKey: any Sendable] {
+        state.withLock { state in
+            if let kept = state.codingUserInfo { return kept }
+            let userInfo: [CodingUserInfoKey: any Sendable] = [.actorSystemKey: self]
+            if !state.stopped { state.codingUserInfo = userInfo }
+            return userInfo
+        }
+    }
 
     // MARK: Identity
 
@@ -342,7 +351,7 @@ public final class HarborActorSystem: DistributedActorSystem, Sendable {
             defer {
                 state.pending = [:]; state.hosted = [:]; state.checkedIn = [:]; state.aliases = [:]
                 state.numbered = [:]; state.links = [:]; state.linkPorts = [:]; state.routes = [:]
-                state.callers = [:]; state.callerPorts = [:]
+                state.callers = [:]; state.callerPorts = [:]; state.codingUserInfo = nil
             }
             return (Array(state.pending.values), Array(state.hosted.values), Array(state.checkedIn.values),
                     Array(state.numbered.values), Array(state.links.values))

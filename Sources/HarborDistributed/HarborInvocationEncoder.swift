@@ -48,9 +48,31 @@ public struct HarborInvocationEncoder: DistributedTargetInvocationEncoder {
     /// rights).
     func message(target: RemoteCallTarget, number: UInt64,
                  system: HarborActorSystem) throws(HarborActorSystemError) -> Message {
+        try message(target: target, system: system) { writer throws(MessageCodingError) in
+            try writer.append(InvocationHeader(target: target.identifier, generics: generics, number: number))
+        }
+    }
+
+    /// The message of a call by number to `target` (D08), id
+    /// ``ActorWire/call``: a ``CompactInvocation`` body (the header in
+    /// bytes, then the arguments), the link id and the number still to be
+    /// appended.
+    func numberedMessage(target: RemoteCallTarget, system: HarborActorSystem) throws(HarborActorSystemError) -> Message {
+        var message = try message(target: target, system: system) { _ throws(MessageCodingError) in }
+        message.id = ActorWire.call
+        message.content.body = try CompactInvocation.body(target: target.identifier, generics: generics,
+                                                          arguments: message.content.body)
+        return message
+    }
+
+    /// The arguments written after what `header` writes, in one message.
+    private func message(target: RemoteCallTarget, system: HarborActorSystem,
+                         header: (inout MessageValueWriter) throws(MessageCodingError) -> Void)
+        throws(HarborActorSystemError) -> Message
+    {
         var writer = MessageValueWriter(userInfo: system.codingUserInfo)
         do {
-            try writer.append(InvocationHeader(target: target.identifier, generics: generics, number: number))
+            try header(&writer)
             for argument in arguments { try writer.append(argument) }
             return try writer.message(id: ActorWire.invocation)
         } catch {

@@ -17,6 +17,9 @@ import HarborSystem
 final class SystemExecutor: TaskExecutor, Sendable {
     private struct Queue {
         var jobs: [UnownedJob] = []
+        /// An empty array with room, the last drained batch's: `jobs`'s
+        /// next storage, so draining allocates nothing.
+        var spare: [UnownedJob] = []
         /// The thread waits for a message with no job queued: a job queued
         /// now must wake it.
         var idle = false
@@ -49,14 +52,21 @@ final class SystemExecutor: TaskExecutor, Sendable {
     /// included, then marks the thread idle (it is about to wait).
     func runJobs() {
         let executor = asUnownedTaskExecutor()
+        var batch: [UnownedJob] = []
         while true {
-            let jobs = queue.withLock { queue -> [UnownedJob] in
-                if queue.jobs.isEmpty { queue.idle = true }
-                defer { queue.jobs.removeAll(keepingCapacity: true) }
-                return queue.jobs
+            queue.withLock { queue in
+                // The drained batch's storage becomes the spare, the spare
+                // the queue's: the three arrays take turns.
+                swap(&queue.spare, &batch)
+                if queue.jobs.isEmpty {
+                    queue.idle = true
+                } else {
+                    swap(&queue.jobs, &batch)
+                }
             }
-            if jobs.isEmpty { return }
-            for job in jobs { job.runSynchronously(on: executor) }
+            if batch.isEmpty { return }
+            for job in batch { job.runSynchronously(on: executor) }
+            batch.removeAll(keepingCapacity: true)
         }
     }
 

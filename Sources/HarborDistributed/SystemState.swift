@@ -31,6 +31,9 @@ struct SystemState: Sendable {
     var callerPorts: [PortName: CallerKey] = [:]
     /// Error types rethrown as themselves, by mangled name.
     var errorTypes: [String: ErrorRebuilder] = [:]
+    /// The coders' `userInfo` (`HarborActorSystem.codingUserInfo`), made
+    /// once; it holds the system, so `shutdown()` lets go of it.
+    var codingUserInfo: [CodingUserInfoKey: any Sendable]?
     /// The name server client, once needed.
     var bootstrap: BootstrapClient?
     /// Set by `shutdown()`.

@@ -10,7 +10,9 @@ final class DecodingState {
     let body: [UInt8]
     let tape: [TapeNode]
     let strings: [String]
-    let userInfo: [CodingUserInfoKey: Any]
+    private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
+    /// ``userInfo``, made the first time a value asks for it.
+    @exclusivity(unchecked) private var anyUserInfo: [CodingUserInfoKey: Any]?
     @exclusivity(unchecked) private(set) var rights: [CarriedRight]
     let regions: [MappedRegion]
     /// The message's carried files (nil: taken before this decoding).
@@ -26,14 +28,23 @@ final class DecodingState {
     @exclusivity(unchecked) var hint = 0
 
     init(body: [UInt8], reader: BodyReader, rights: [CarriedRight], regions: [MappedRegion],
-         files: [CarriedFile?] = [], userInfo: [CodingUserInfoKey: Any]) {
+         files: [CarriedFile?] = [], userInfo: [CodingUserInfoKey: any Sendable]) {
         self.files = files
         self.body = body
         tape = reader.tape
         strings = reader.strings
         self.rights = rights
         self.regions = regions
-        self.userInfo = userInfo
+        sendableUserInfo = userInfo
+    }
+
+    /// The decoder's `userInfo`: the one the decoding was given, converted
+    /// once, when a value first asks (most never do).
+    var userInfo: [CodingUserInfoKey: Any] {
+        if let anyUserInfo { return anyUserInfo }
+        let converted: [CodingUserInfoKey: Any] = sendableUserInfo
+        anyUserInfo = converted
+        return converted
     }
 
     /// Takes the right that node `node` names (the reader checked its kind).

@@ -9,7 +9,9 @@ import HarborPorts
 /// whole value has encoded; only then are they all moved into the message,
 /// so a failed encoding leaves every carrier as it was.
 final class EncodingState {
-    let userInfo: [CodingUserInfoKey: Any]
+    private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
+    /// ``userInfo``, made the first time a value asks for it.
+    private var anyUserInfo: [CodingUserInfoKey: Any]?
     private(set) var rights: [CarriedRight] = []
     private(set) var regions: [MappedRegion] = []
     /// Carried files: the message's own duplicates, closed with this state
@@ -17,7 +19,16 @@ final class EncodingState {
     private(set) var files: [CarriedFile?] = []
     private var carriers: [(index: Int, carrier: any RightCarrier)] = []
 
-    init(userInfo: [CodingUserInfoKey: Any]) { self.userInfo = userInfo }
+    init(userInfo: [CodingUserInfoKey: any Sendable]) { sendableUserInfo = userInfo }
+
+    /// The encoder's `userInfo`: the one the encoding was given, converted
+    /// once, when a value first asks (most never do).
+    var userInfo: [CodingUserInfoKey: Any] {
+        if let anyUserInfo { return anyUserInfo }
+        let converted: [CodingUserInfoKey: Any] = sendableUserInfo
+        anyUserInfo = converted
+        return converted
+    }
 
     /// Adds a send right; its index.
     func add(_ right: SendRight, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) -> Int {
