@@ -36,6 +36,10 @@ struct PumpBuffers: ~Copyable {
     /// Read-aheads in a row that found nothing (0–6), and pumps left to skip.
     var readAheadMisses = 0
     var readAheadSkip = 0
+    /// Direct reads in a row that found nothing (0–6), and pumps left that
+    /// ask the set first (`PortTransport.readSoleConnection`).
+    var directMisses = 0
+    var directSkip = 0
 
     deinit {
         packet.deallocate()
