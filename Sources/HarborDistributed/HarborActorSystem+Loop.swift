@@ -10,6 +10,7 @@ extension HarborActorSystem {
     /// send-once notification of a reply right that died unanswered)
     /// resumes its caller; a no-senders notification releases an actor.
     func run() {
+        executor.runsOnCurrentThread()
         defer { executor.stop() }
         while true {
             executor.runJobs()

@@ -153,6 +153,23 @@ public final class HarborActorSystem: DistributedActorSystem, Sendable {
     /// The calls each caller uid keeps running here (whoever asks pays).
     let runningCalls = UidShares(perUid: HarborActorSystem.runningCallsPerUid, total: HarborActorSystem.runningCallLimit)
 
+    /// The system's receiving thread as a task executor, for callers that
+    /// want a remote call's answer to resume them where it arrives:
+    /// `await withTaskExecutorPreference(system.taskExecutor) { … }` (or
+    /// `Task(executorPreference:)`) runs the code on that thread, and each
+    /// answer resumes it there, with no hand-off to another thread (a call
+    /// then costs about what the raw round trip does, `Benchmarks.md`,
+    /// interface-call). The code holds the thread while it runs: calls this
+    /// system serves, and answers to other callers' calls, wait meanwhile,
+    /// so it should await rather than block, and do little between calls.
+    /// Without a preference, an answer resumes its caller on the concurrency
+    /// pool.
+    public var taskExecutor: any TaskExecutor { executor }
+
+    /// Whether the calling code runs on the system's receiving thread (for
+    /// tests and assertions: code that prefers ``taskExecutor`` does).
+    package var isOnSystemThread: Bool { executor.isCurrent }
+
     /// The calls `uid` keeps running in this system now (its share in use).
     package func runningCallCount(for uid: UInt32) -> Int { runningCalls.held(by: uid) }
 

@@ -27,6 +27,8 @@ final class SystemExecutor: TaskExecutor, Sendable {
     }
 
     private let queue = HarborLock(Queue())
+    /// The system's thread, set as it starts (`runs(on:)`).
+    private let thread = HarborLock<SystemThread?>(nil)
     /// Wakes the thread from its wait (a message to its notification port).
     private let wake: @Sendable () -> Void
 
@@ -69,6 +71,12 @@ final class SystemExecutor: TaskExecutor, Sendable {
             batch.removeAll(keepingCapacity: true)
         }
     }
+
+    /// On the system's thread, as it starts: the thread jobs run on.
+    func runsOnCurrentThread() { thread.withLock { $0 = .current } }
+
+    /// Whether the calling thread is the system's.
+    var isCurrent: Bool { thread.withLock { $0?.isCurrent ?? false } }
 
     /// On the system's thread, after a wait: not idle any more.
     func awake() { queue.withLock { $0.idle = false } }

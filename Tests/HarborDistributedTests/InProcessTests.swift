@@ -1,4 +1,4 @@
-// HarborDistributed tests — two systems in one process, calls across threads (D01, D04, D05).
+// HarborDistributed tests — two systems in one process, calls across threads (D01, D04, D05, D13).
 import Distributed
 import Glibc
 import HarborDistributed
@@ -42,6 +42,38 @@ extension DistributedTests {
 
             let local = try ProbeCounter.resolve(id: id, using: host)
             #expect(__isLocalActor(local) && local === counter, "the hosting system resolves the actor itself")
+        }
+
+        /// D13: code in a task that prefers a system's `taskExecutor` runs on
+        /// the system's receiving thread, and each answer to its remote calls
+        /// resumes it there (no hand-off to the concurrency pool); a task
+        /// without the preference is resumed elsewhere.
+        @Test func D13_aCallerThatPrefersTheSystemsThreadIsResumedThere() async throws {
+            let host = try HarborActorSystem()
+            let caller = try HarborActorSystem()
+            defer { host.shutdown(); caller.shutdown() }
+            let counter = ProbeCounter(actorSystem: host)
+            let remote = try ProbeCounter.resolve(id: try host.exportedID(of: counter), using: caller)
+
+            let onSystem = try await Task(executorPreference: caller.taskExecutor) { () async throws -> [Bool] in
+                var seen = [caller.isOnSystemThread]
+                for n in 1...20 {
+                    #expect(try await remote.add(1) == n)
+                    seen.append(caller.isOnSystemThread)
+                }
+                return seen
+            }.value
+            #expect(onSystem.allSatisfy { $0 }, "the preferring caller left the system's thread: \(onSystem)")
+
+            let elsewhere = try await Task { () async throws -> [Bool] in
+                var seen: [Bool] = []
+                for _ in 1...20 {
+                    _ = try await remote.add(0)
+                    seen.append(caller.isOnSystemThread)
+                }
+                return seen
+            }.value
+            #expect(!elsewhere.contains(true), "a caller without the preference ran on the system's thread")
         }
 
         /// D01: the remote function's error is rethrown as itself when it is

@@ -6,18 +6,26 @@ import HarborDistributed
 /// `try await remote.echo(EchoCall)` on a `BenchEcho` the peer serves
 /// (`HarborActorSystem.resolve(name:as:)`). The calls run in one task; each
 /// sample times one `await`, and this thread waits for the task's batch.
+/// `onSystemThread`: the task prefers the client system's thread
+/// (`HarborActorSystem.taskExecutor`), so each answer resumes it there.
 final class ActorCall: BenchmarkVariant {
-    let name = "actor"
-    let label = "distributed actor call, HarborActorSystem, actor in the peer"
+    let name: String
+    let label: String
+    private let onSystemThread: Bool
     private let socketPath: String
     /// The private harbord (kept running while a variant uses it).
     private let fixture: BootstrapFixture
     private var system: HarborActorSystem?
     private var remote: BenchEcho?
 
-    init(socketPath: String, fixture: BootstrapFixture) {
+    init(socketPath: String, fixture: BootstrapFixture, onSystemThread: Bool = false) {
         self.socketPath = socketPath
         self.fixture = fixture
+        self.onSystemThread = onSystemThread
+        name = onSystemThread ? "actor-system" : "actor"
+        label = onSystemThread
+            ? "distributed actor call, the caller on the system's thread (taskExecutor)"
+            : "distributed actor call, HarborActorSystem, actor in the peer"
     }
 
     func start() throws {
@@ -27,10 +35,10 @@ final class ActorCall: BenchmarkVariant {
     }
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
-        guard let remote else { throw BenchmarkFailure("measure before start") }
+        guard let remote, let system else { throw BenchmarkFailure("measure before start") }
         let batch = ActorBatch()
         let done = DispatchSemaphore(value: 0)
-        Task {
+        Task(executorPreference: onSystemThread ? system.taskExecutor : nil) {
             let data = [UInt8](repeating: 7, count: 64)
             do {
                 for index in 0..<(warmUp + iterations) {

@@ -30,6 +30,9 @@ struct InterfaceCall: Benchmark {
             "actor: the same EchoCall through `try await remote.echo(_:)` on a distributed actor the peer hosts "
                 + "(HarborActorSystem, registered with the private harbord, resolved by name); the calls run in one "
                 + "task, each sample one await.",
+            "actor-system: the same calls in a task that prefers the client system's thread "
+                + "(Task(executorPreference: system.taskExecutor)): each answer resumes the caller on the thread "
+                + "that received it, with no hand-off to the concurrency pool.",
             "sdbus: sd_bus_call of a method echoing `ay` of 64 B over a direct sd-bus connection (no dbus-daemon).",
             "grpc: grpc-swift 2.4 unary echo of 64 B over a Unix-domain socket (HTTP/2, plaintext, hand-written "
                 + "byte serializers, no protobuf) between two grpc-peer processes (Benchmarks/grpc-peer, set "
@@ -49,6 +52,7 @@ struct InterfaceCall: Benchmark {
             HarborNumberedCall(link: link, size: 64),
             XPCTypedCall(socketPath: fixture.socketPath, fixture: fixture),
             ActorCall(socketPath: fixture.socketPath, fixture: fixture),
+            ActorCall(socketPath: fixture.socketPath, fixture: fixture, onSystemThread: true),
             SDBusRoundTrip(link: link, size: 64),
         ]
         GRPCUnaryCall.clientCPU = []
@@ -69,6 +73,7 @@ struct InterfaceCall: Benchmark {
         let goals: [(numerator: String, denominator: String, goal: String)] = [
             ("xpc", "harbor-sendonce", "≤ 1.3"),
             ("actor", "harbor-sendonce", "≤ 1.5"),
+            ("actor-system", "harbor-sendonce", "≤ 1.5"),
             ("sdbus", "xpc", "≥ 1.5"),
             ("grpc", "xpc", "≥ 5"),
             ("xpc", "harbor-numbered", ""),
