@@ -8,17 +8,6 @@ import Testing
 import HarborSystem
 @testable import HarborTransport
 
-/// How many pidfds this process holds (`/proc/self/fd` links naming one:
-/// `anon_inode:[pidfd]`, or `pidfd:[…]` on pidfs kernels).
-func openPidfdCount() -> Int {
-    openDescriptors().filter { fd in
-        var buffer = [CChar](repeating: 0, count: 256)
-        let count = readlink("/proc/self/fd/\(fd)", &buffer, buffer.count - 1)
-        guard count > 0 else { return false }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self).contains("pidfd")
-    }.count
-}
-
 /// Whether this kernel attaches SCM_PIDFD (Linux 6.5 and later).
 let kernelPassesPidfds: Bool = {
     guard let (one, other) = try? SeqPacketSocket.makePair() else { return false }
