@@ -43,7 +43,8 @@ public struct MessageTrailer: Hashable, Sendable {
     /// The cgroup v2 path of ``sender``, read when the message was received
     /// through a pidfd the kernel took for it at send time (SCM_PIDFD), on a
     /// port that asked (``ReceiveRight/readSenderCgroups()``); the error
-    /// when it could not be read (`ESRCH`: the sender had ended by then).
+    /// when it could not be read (`ESRCH`, or the kernel's error in place
+    /// of the pidfd: the sender had ended by then).
     /// Nil when nothing was read: another port, a kernel without
     /// `SO_PASSPIDFD`, a message from this process, or one whose ``sender``
     /// is not the process that delivered it (a trusted relay's claim).

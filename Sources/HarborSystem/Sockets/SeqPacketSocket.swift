@@ -21,8 +21,8 @@ package struct ReceivedPacket {
     /// A pidfd on the sending process the kernel took when the packet was
     /// sent (SCM_PIDFD, on a socket with `SO_PASSPIDFD`), owned and closed
     /// with the packet; the error the kernel put in its place when it could
-    /// make none (a sender already reaped, on kernels before 6.16); nil when
-    /// none was attached.
+    /// make none (a sender already reaped, on kernels that keep no pidfd
+    /// for one); nil when none was attached.
     package var senderProcess: Result<SharedDescriptor, SystemError>?
 
     package init(byteCount: Int, isEndOfFile: Bool, wasTruncated: Bool, controlWasTruncated: Bool,
@@ -299,8 +299,8 @@ package enum SeqPacketSocket {
     }
 
     /// What an SCM_PIDFD holds: a pidfd, owned; or, negative, the error
-    /// the kernel met making one (`ESRCH`: the sender was reaped before
-    /// the packet was read, on kernels that keep no pidfd for it).
+    /// the kernel met making one (the sender was reaped before the packet
+    /// was read, on kernels that keep no pidfd for it).
     private static func processDescriptor(_ value: CInt) -> Result<SharedDescriptor, SystemError> {
         value >= 0 ? .success(SharedDescriptor(taking: value))
             : .failure(SystemError(errno: -value, call: "SCM_PIDFD"))

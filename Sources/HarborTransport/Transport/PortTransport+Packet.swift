@@ -181,13 +181,15 @@ extension PortTransport {
             return .message(content)
         case .wait(let eventfd):
             return .waiter(eventfd)
-        case .started(let assembly):
-            var content = assembly.content
-            // A send-once connection's message never counts (the sender took
-            // no slot for it), whatever its header says.
-            if connection.kind != .send { content.countsAgainstLimit = false }
-            recordSenderCgroup(of: packet, in: &content)
-            let started = FragmentAssembly(content: content, sender: assembly.sender)
+        case .started(var started):
+            if connection.kind != .send || packet.senderProcess != nil {
+                var content = started.content
+                // A send-once connection's message never counts (the sender
+                // took no slot for it), whatever its header says.
+                if connection.kind != .send { content.countsAgainstLimit = false }
+                recordSenderCgroup(of: packet, in: &content)
+                started = FragmentAssembly(content: content, sender: started.sender)
+            }
             return buffers.assemblies.change(
                 token, arriving: started.content.countsAgainstLimit, returningSlotsTo: counter
             ) { list -> Received in
