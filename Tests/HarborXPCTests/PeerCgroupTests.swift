@@ -30,6 +30,29 @@ func ownCgroupPath() -> String? {
     return nil
 }
 
+/// Two cgroups made at the root of the writable cgroup v2 hierarchy,
+/// `BASE-okSUFFIX` and `BASE-noSUFFIX`, removed when this goes.
+final class CgroupPair {
+    let root: String
+    let allowed: String
+    let other: String
+
+    init(_ base: String, suffix: String = "") throws {
+        root = try #require(cgroupTwoRoot)
+        allowed = "\(base)-ok\(suffix)"
+        other = "\(base)-no\(suffix)"
+        try FileSystem.makeDirectory(root + "/" + allowed)
+        try FileSystem.makeDirectory(root + "/" + other)
+    }
+
+    deinit { for name in [allowed, other] { _ = rmdir(root + "/" + name) } }
+
+    /// `command` run by a shell that first moves itself into `cgroup`.
+    func start(_ command: String, in cgroup: String, environment: [String]) -> Child {
+        Child(["/bin/sh", "-c", "echo $$ > \(root)/\(cgroup)/cgroup.procs && exec \(command)"], environment: environment)
+    }
+}
+
 extension XPCTests {
     @Suite struct PeerCgroups {
         /// X22: a listener's cgroup requirement admits a peer in that cgroup
@@ -92,19 +115,15 @@ extension XPCTests {
         @Test(.enabled(if: cgroupTwoRoot != nil && ownCgroupPath() == "/",
                        "needs root, a writable cgroup v2 hierarchy, and to run in its root cgroup"))
         func X22_aClientInAnotherCgroupIsRefusedAndOneInTheAllowedIsAnswered() throws {
-            let root = try #require(cgroupTwoRoot)
             try #require(ownCgroupPath() == "/", "the directories made at the hierarchy's root are named from it")
-            let base = "harbor-x22-\(getpid())"
-            let allowed = "\(base)-ok.service", other = "\(base)-no.service"
-            for name in [allowed, other] { try FileSystem.makeDirectory(root + "/" + name) }
-            defer { for name in [allowed, other] { _ = rmdir(root + "/" + name) } }
+            let cgroups = try CgroupPair("harbor-x22-\(getpid())", suffix: ".service")
+            let allowed = cgroups.allowed, other = cgroups.other
 
             let harbord = PrivateHarbord()
             let bootstrap = try harbord.client()
             let probe = builtExecutable("harbor-xpc-probe")
             func call(_ name: String, from cgroup: String, _ n: Int) -> String {
-                let script = "echo $$ > \(root)/\(cgroup)/cgroup.procs && exec \(probe) call \(name) \(n)"
-                let child = Child(["/bin/sh", "-c", script], environment: harbord.clientEnvironment)
+                let child = cgroups.start("\(probe) call \(name) \(n)", in: cgroup, environment: harbord.clientEnvironment)
                 let said = child.allStdout()
                 _ = child.waitForExit()
                 return said
@@ -124,6 +143,7 @@ extension XPCTests {
                 #expect(refused.hasPrefix("error peerRequirementNotMet"), "\(requirement): the client in \(other): \(refused)")
                 listener.cancel()
             }
+            withExtendedLifetime(cgroups) {}  // removed once no process is in them
         }
 
         /// X22: a client that asked for a session and ended (reaped) before
@@ -135,17 +155,13 @@ extension XPCTests {
                        && access("/proc/sys/kernel/ns_last_pid", W_OK) == 0,
                        "needs root, a writable cgroup v2 hierarchy, to run in its root cgroup, and ns_last_pid"))
         func X22_aClientThatEndedIsRefusedThoughAProcessInTheAllowedCgroupTookItsPid() throws {
-            let root = try #require(cgroupTwoRoot)
-            let base = "harbor-x22r-\(getpid())"
-            let allowed = "\(base)-ok", other = "\(base)-no"
-            for name in [allowed, other] { try FileSystem.makeDirectory(root + "/" + name) }
-            defer { for name in [allowed, other] { _ = rmdir(root + "/" + name) } }
+            let cgroups = try CgroupPair("harbor-x22r-\(getpid())")
+            let allowed = cgroups.allowed, other = cgroups.other
             let harbord = PrivateHarbord()
             let bootstrap = try harbord.client()
             let probe = builtExecutable("harbor-xpc-probe")
             func start(_ command: String, in cgroup: String) -> Child {
-                Child(["/bin/sh", "-c", "echo $$ > \(root)/\(cgroup)/cgroup.procs && exec \(command)"],
-                      environment: harbord.clientEnvironment)
+                cgroups.start(command, in: cgroup, environment: harbord.clientEnvironment)
             }
             let name = "com.example.x22r"
             let entered = Atomic<Bool>(false), released = Atomic<Bool>(false)
@@ -179,6 +195,9 @@ extension XPCTests {
             let heard = admitted.withLock { $0 }
             #expect(heard.count == 2 && !heard.contains(gone.pid),
                     "admitted \(heard): pid \(gone.pid) is the ended client's, now another process's")
+            kill(taker.pid, SIGKILL)
+            _ = taker.waitForExit()
+            withExtendedLifetime(cgroups) {}  // removed once no process is in them
         }
 
         /// A child `spawn` made that has `pid` (written to `ns_last_pid`
