@@ -155,5 +155,6 @@ final class FuzzConnections: PortConnections, @unchecked Sendable {
     /// The tokens of a bit set of connections, for a report.
     static func tokens(_ set: UInt64) -> [UInt64] { (0..<64).filter { set & 1 << $0 != 0 } }
     func removeWatch(_ token: UInt64) {}
+    func readSenderCgroups() {}
     func shutDown() {}
 }

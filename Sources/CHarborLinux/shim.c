@@ -28,6 +28,16 @@ const int charbor_SCM_CREDENTIALS = SCM_CREDENTIALS;
 
 const int charbor_SOCK_SEQPACKET = SOCK_SEQPACKET;
 const int charbor_SO_PASSCRED = SO_PASSCRED;
+#ifdef SO_PASSPIDFD
+const int charbor_SO_PASSPIDFD = SO_PASSPIDFD;
+#else
+const int charbor_SO_PASSPIDFD = 76;
+#endif
+#ifdef SCM_PIDFD
+const int charbor_SCM_PIDFD = SCM_PIDFD;
+#else
+const int charbor_SCM_PIDFD = 0x04;
+#endif
 const int charbor_SO_SNDBUF = SO_SNDBUF;
 const int charbor_SO_RCVBUF = SO_RCVBUF;
 const int charbor_MSG_NOSIGNAL = MSG_NOSIGNAL;

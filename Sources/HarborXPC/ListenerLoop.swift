@@ -34,7 +34,7 @@ struct ListenerLoop: Sendable {
             }
             guard message.id == XPCWire.connect, message.hasReplyRight, message.notification == nil else { continue }
             let peer = message.trailer.sender
-            if let refusal = Self.refusal(of: peer, by: requirement) {
+            if let refusal = Self.refusal(of: message.trailer, by: requirement) {
                 try? message.reply(refusal, timeout: .zero)
                 continue
             }
@@ -87,9 +87,8 @@ struct ListenerLoop: Sendable {
     /// Answers an introspection request (XPC.md, "Interfaces and tools") from
     /// a sender the requirement admits, without opening a session.
     private func answerIntrospection(_ message: inout Message) {
-        let peer = message.trailer.sender
         let answer: Message
-        if let refusal = Self.refusal(of: peer, by: requirement) {
+        if let refusal = Self.refusal(of: message.trailer, by: requirement) {
             answer = refusal
         } else if let interface, let encoded = try? MessageEncoder().encode(interface, id: XPCWire.interface) {
             answer = encoded
@@ -100,11 +99,12 @@ struct ListenerLoop: Sendable {
         try? message.reply(answer, timeout: .zero)
     }
 
-    /// The failure (`code TAB reason`) that refuses `peer`, if `requirement`
-    /// does: not met, or not decidable (``XPCRichError/Code/peerIdentityUnavailable``).
-    static func refusal(of peer: ProcessIdentity, by requirement: XPCPeerRequirement?) -> Message? {
+    /// The failure (`code TAB reason`) that refuses the sender `trailer`
+    /// names, if `requirement` does: not met, or not decidable
+    /// (``XPCRichError/Code/peerIdentityUnavailable``).
+    static func refusal(of trailer: MessageTrailer, by requirement: XPCPeerRequirement?) -> Message? {
         do throws(XPCRichError) {
-            try requirement?.check(peer)
+            try requirement?.check(trailer)
             return nil
         } catch {
             return Message(id: XPCWire.failure, text: "\(error.code.rawValue)\t\(error.reason)")

@@ -82,6 +82,9 @@ public final class XPCListener: Sendable {
         } catch {
             throw XPCRichError(.serviceNotFound, "check-in of \(service) failed: \(error)")
         }
+        // Before the listener's thread reads anything: from here on every
+        // sender's cgroup is read through the pidfd of its message.
+        if requirement?.needsCgroup == true { port.port.readSenderCgroups() }
         let port = self.port
         let owner = ListenerLoop(port: port, requirement: requirement, interface: interface, target: target,
                                  replyTimeout: replyTimeout, handler: incomingSessionHandler,

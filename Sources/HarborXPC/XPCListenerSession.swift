@@ -35,6 +35,7 @@ final class XPCListenerSession: Sendable {
          handler: @escaping @Sendable (XPCReceivedMessage) -> (any Encodable)?,
          cancellation: (@Sendable (XPCRichError) -> Void)?) {
         port = ReceiveRight()
+        if requirement?.needsCgroup == true { port.readSenderCgroups() }
         stallWake = SessionWake(port.makeSendOnceRight())
         self.replyTimeout = replyTimeout
         self.peer = peer
@@ -113,7 +114,7 @@ final class XPCListenerSession: Sendable {
     /// run (its loop ended) is released unanswered (`noReply`).
     private func handle(_ received: XPCReceivedMessage) {
         do throws(XPCRichError) {
-            try requirement?.check(received.sender)
+            try requirement?.check(received.trailer)
         } catch {
             received.fail(error)
             return

@@ -1,5 +1,6 @@
 // HarborXPC — declarative requirements on a peer's kernel-verified identity.
 import Glibc  // types only: uid_t, gid_t
+import HarborPorts
 import HarborSystem
 
 /// A requirement a peer must meet, checked on the kernel's word about each
@@ -53,7 +54,13 @@ public struct XPCPeerRequirement: Hashable, Sendable, CustomStringConvertible {
     /// ignored; `/` admits every process.
     ///
     /// Read for each message from `/proc/PID/cgroup` of its sender, through
-    /// a pidfd checked after the read (a pid reused meanwhile is refused).
+    /// a pidfd checked after the read. On a listener, the pidfd is the one
+    /// the kernel took for the sender when it sent the message (SCM_PIDFD,
+    /// Linux 6.5 and later): a sender that ended before its message was
+    /// read is refused, whoever has its pid by then. Elsewhere (``check(_:)``
+    /// given a bare identity, or a kernel without it) the pidfd is opened
+    /// on the pid when the check runs, so only a pid reused during the read
+    /// is refused (`Docs/Security.md`, "Sender identity").
     /// A sender whose cgroup cannot be read (it ended, no cgroup v2) is
     /// refused with ``XPCRichError/Code/peerIdentityUnavailable``.
     public static func isInCgroup(_ path: String) -> XPCPeerRequirement {
@@ -94,7 +101,31 @@ public struct XPCPeerRequirement: Hashable, Sendable, CustomStringConvertible {
     ///   the requirement needs (the peer's cgroup) cannot be learnt and
     ///   what is known does not decide.
     public func check(_ peer: ProcessIdentity) throws(XPCRichError) {
-        var facts = PeerFacts(peer)
+        try check(PeerFacts(peer))
+    }
+
+    /// Checks the sender of the message `trailer` describes, its cgroup as
+    /// read at receipt when the port read it (``MessageTrailer/senderCgroup``),
+    /// by pid otherwise.
+    func check(_ trailer: MessageTrailer) throws(XPCRichError) {
+        try check(PeerFacts(trailer.sender, cgroup: trailer.senderCgroup))
+    }
+
+    /// Whether the requirement names a cgroup or a unit: a listener's port
+    /// then reads each sender's cgroup at receipt.
+    var needsCgroup: Bool { Self.needsCgroup(rule) }
+
+    private static func needsCgroup(_ rule: Rule) -> Bool {
+        switch rule {
+        case .uid, .gid: false
+        case .cgroup, .unit: true
+        case .anyOf(let rules), .allOf(let rules): rules.contains(where: needsCgroup)
+        }
+    }
+
+    private func check(_ facts: consuming PeerFacts) throws(XPCRichError) {
+        var facts = facts
+        let peer = facts.peer
         switch Self.verdict(rule, &facts) {
         case .met: return
         case .notMet: throw XPCRichError(.peerRequirementNotMet, "\(peer) does not meet the requirement \(self)")
@@ -114,7 +145,11 @@ public struct XPCPeerRequirement: Hashable, Sendable, CustomStringConvertible {
         let peer: ProcessIdentity
         private var cgroup: Result<String, SystemError>?
 
-        init(_ peer: ProcessIdentity) { self.peer = peer }
+        /// `cgroup`: the peer's cgroup as already read, if it was.
+        init(_ peer: ProcessIdentity, cgroup: Result<String, SystemError>? = nil) {
+            self.peer = peer
+            self.cgroup = cgroup
+        }
 
         mutating func cgroupPath() -> Result<String, SystemError> {
             if let cgroup { return cgroup }

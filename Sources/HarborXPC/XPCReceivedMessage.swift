@@ -21,6 +21,9 @@ import HarborSystem
 public final class XPCReceivedMessage: Sendable {
     /// The kernel's word on who sent the message (`trailer.sender`).
     public let sender: ProcessIdentity
+    /// The runtime's facts on the message: ``sender`` and its cgroup if
+    /// read at receipt, for the requirement's checks.
+    let trailer: MessageTrailer
     /// Whether the sender waits for a reply (XPC's `expectsReply`).
     public let expectsReply: Bool
     /// Whether the message asks for a subscription
@@ -50,6 +53,7 @@ public final class XPCReceivedMessage: Sendable {
 
     init(_ message: consuming Message, route: NumberedReply? = nil) {
         sender = message.trailer.sender
+        trailer = message.trailer
         expectsReply = message.hasReplyRight || route != nil
         isSubscriptionRequest = message.id == XPCWire.subscribe && message.hasReplyRight
         held = HarborLock(Held(message: message, route: route))
@@ -79,9 +83,11 @@ public final class XPCReceivedMessage: Sendable {
         return try result.get()
     }
 
-    /// Whether the sender meets `requirement` (XPC's `senderSatisfies(_:)`).
+    /// Whether the sender meets `requirement` (XPC's `senderSatisfies(_:)`);
+    /// its cgroup as read when the message arrived, if the listener read it
+    /// (``XPCPeerRequirement/isInCgroup(_:)``).
     public func senderSatisfies(_ requirement: XPCPeerRequirement) -> Bool {
-        requirement.isSatisfied(by: sender)
+        (try? requirement.check(trailer)) != nil
     }
 
     /// Answers the message with `value` (XPC's `reply(_:)`): a numbered

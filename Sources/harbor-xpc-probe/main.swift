@@ -2,6 +2,8 @@
 //
 //   harbor-xpc-probe serve NAME [none|same-user|root]   a listener; prints "ready"
 //   harbor-xpc-probe call NAME N                        one sendSync; prints "reply N UID" or "error CODE"
+//   harbor-xpc-probe connect NAME MS                    asks for a session, waiting at most MS ms for the
+//                                                       answer; prints "accepted" or "error CODE", and exits
 //   harbor-xpc-probe publish NAME                       a listener publishing Tick(n) every 50 ms; prints "ready"
 //   harbor-xpc-probe subscribe NAME LAST [LIMIT]        subscribes; prints "subscribed", "event N" per event,
 //                                                       "done" after event LAST, or "ended CODE"
@@ -22,7 +24,7 @@ func line(_ text: String) {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    line("usage: harbor-xpc-probe serve NAME [none|same-user|root] | call NAME N | publish NAME | subscribe NAME LAST [LIMIT] | methods NAME | siege NAME")
+    line("usage: harbor-xpc-probe serve NAME [none|same-user|root] | call NAME N | connect NAME MS | publish NAME | subscribe NAME LAST [LIMIT] | methods NAME | siege NAME")
     exit(64)
 }
 switch arguments[1] {
@@ -63,6 +65,15 @@ case "call":
         line("reply \(answer.n) \(answer.uid)")
     } catch {
         line("error \(error.code.rawValue) \(error.reason)")
+    }
+case "connect":
+    do {
+        let session = try XPCSession(machService: arguments[2],
+                                     connectTimeout: .milliseconds(Int(arguments.count > 3 ? arguments[3] : "") ?? 1000))
+        _ = try session.sendSync(Ask(op: "echo", n: 0))
+        line("accepted")
+    } catch {
+        line("error \(error.code.rawValue)")
     }
 case "publish":
     let ticks: XPCPublisher<Tick>

@@ -21,6 +21,17 @@ public func openDescriptors() -> Set<CInt> {
 /// The number of descriptors this process has open now.
 public func openDescriptorCount() -> Int { openDescriptors().count }
 
+/// How many pidfds this process holds (`/proc/self/fd` links naming one:
+/// `anon_inode:[pidfd]`, or `pidfd:[…]` on pidfs kernels).
+public func openPidfdCount() -> Int {
+    openDescriptors().filter { fd in
+        var buffer = [CChar](repeating: 0, count: 256)
+        let count = readlink("/proc/self/fd/\(fd)", &buffer, buffer.count - 1)
+        guard count > 0 else { return false }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self).contains("pidfd")
+    }.count
+}
+
 /// What each descriptor in `numbers` refers to (`/proc/self/fd` links), for messages.
 public func describe(_ numbers: Set<CInt>) -> String {
     numbers.sorted().map { number -> String in

@@ -2,6 +2,7 @@
 import Glibc
 import HarborBootstrap
 import HarborSystem
+import Synchronization
 import HarborTestSupport
 @testable import HarborXPC
 import Testing
@@ -27,6 +28,29 @@ func ownCgroupPath() -> String? {
         if line.hasPrefix("0::") { return String(line.dropFirst(3).dropLast(line.hasSuffix("\n") ? 1 : 0)) }
     }
     return nil
+}
+
+/// Two cgroups made at the root of the writable cgroup v2 hierarchy,
+/// `BASE-okSUFFIX` and `BASE-noSUFFIX`, removed when this goes.
+final class CgroupPair {
+    let root: String
+    let allowed: String
+    let other: String
+
+    init(_ base: String, suffix: String = "") throws {
+        root = try #require(cgroupTwoRoot)
+        allowed = "\(base)-ok\(suffix)"
+        other = "\(base)-no\(suffix)"
+        try FileSystem.makeDirectory(root + "/" + allowed)
+        try FileSystem.makeDirectory(root + "/" + other)
+    }
+
+    deinit { for name in [allowed, other] { _ = rmdir(root + "/" + name) } }
+
+    /// `command` run by a shell that first moves itself into `cgroup`.
+    func start(_ command: String, in cgroup: String, environment: [String]) -> Child {
+        Child(["/bin/sh", "-c", "echo $$ > \(root)/\(cgroup)/cgroup.procs && exec \(command)"], environment: environment)
+    }
 }
 
 extension XPCTests {
@@ -91,19 +115,15 @@ extension XPCTests {
         @Test(.enabled(if: cgroupTwoRoot != nil && ownCgroupPath() == "/",
                        "needs root, a writable cgroup v2 hierarchy, and to run in its root cgroup"))
         func X22_aClientInAnotherCgroupIsRefusedAndOneInTheAllowedIsAnswered() throws {
-            let root = try #require(cgroupTwoRoot)
             try #require(ownCgroupPath() == "/", "the directories made at the hierarchy's root are named from it")
-            let base = "harbor-x22-\(getpid())"
-            let allowed = "\(base)-ok.service", other = "\(base)-no.service"
-            for name in [allowed, other] { try FileSystem.makeDirectory(root + "/" + name) }
-            defer { for name in [allowed, other] { _ = rmdir(root + "/" + name) } }
+            let cgroups = try CgroupPair("harbor-x22-\(getpid())", suffix: ".service")
+            let allowed = cgroups.allowed, other = cgroups.other
 
             let harbord = PrivateHarbord()
             let bootstrap = try harbord.client()
             let probe = builtExecutable("harbor-xpc-probe")
             func call(_ name: String, from cgroup: String, _ n: Int) -> String {
-                let script = "echo $$ > \(root)/\(cgroup)/cgroup.procs && exec \(probe) call \(name) \(n)"
-                let child = Child(["/bin/sh", "-c", script], environment: harbord.clientEnvironment)
+                let child = cgroups.start("\(probe) call \(name) \(n)", in: cgroup, environment: harbord.clientEnvironment)
                 let said = child.allStdout()
                 _ = child.waitForExit()
                 return said
@@ -123,6 +143,100 @@ extension XPCTests {
                 #expect(refused.hasPrefix("error peerRequirementNotMet"), "\(requirement): the client in \(other): \(refused)")
                 listener.cancel()
             }
+            withExtendedLifetime(cgroups) {}  // removed once no process is in them
+        }
+
+        /// X22: a client that asked for a session and ended (reaped) before
+        /// the listener read its request, its pid then taken by a process in
+        /// the allowed cgroup, is not admitted: the listener reads the cgroup
+        /// through the pidfd the kernel took when the client sent, which
+        /// shows it ended, never through the pid, which names the newcomer.
+        @Test(.enabled(if: cgroupTwoRoot != nil && ownCgroupPath() == "/"
+                       && access("/proc/sys/kernel/ns_last_pid", W_OK) == 0,
+                       "needs root, a writable cgroup v2 hierarchy, to run in its root cgroup, and ns_last_pid"))
+        func X22_aClientThatEndedIsRefusedThoughAProcessInTheAllowedCgroupTookItsPid() throws {
+            let cgroups = try CgroupPair("harbor-x22r-\(getpid())")
+            let allowed = cgroups.allowed, other = cgroups.other
+            let harbord = PrivateHarbord()
+            let bootstrap = try harbord.client()
+            let probe = builtExecutable("harbor-xpc-probe")
+            func start(_ command: String, in cgroup: String) -> Child {
+                cgroups.start(command, in: cgroup, environment: harbord.clientEnvironment)
+            }
+            let name = "com.example.x22r"
+            let entered = Atomic<Bool>(false), released = Atomic<Bool>(false)
+            let admitted = Mutex<[pid_t]>([])
+            let listener = try XPCListener(service: name, requirement: .isInCgroup("/" + allowed),
+                                           bootstrap: bootstrap) { request in
+                admitted.withLock { $0.append(request.peer.pid) }
+                entered.store(true, ordering: .sequentiallyConsistent)
+                let deadline = ContinuousClock.now + .seconds(30)
+                while !released.load(ordering: .sequentiallyConsistent), .now < deadline { usleep(1000) }
+                return request.accept { _ in Answer(n: 1, uid: 0, pid: 0, count: 0) }
+            }
+            defer { listener.cancel() }
+
+            // The listener's thread waits in the handler of a first client...
+            let first = start("\(probe) call \(name) 1", in: allowed)
+            try #require(waitUntil { entered.load(ordering: .sequentiallyConsistent) } != nil, "the first client was not heard")
+            // ...while a client in the other cgroup asks, gives up and is reaped,
+            let gone = start("\(probe) connect \(name) 300", in: other)
+            #expect(gone.allStdout().hasPrefix("error connectTimedOut"))
+            _ = gone.waitForExit()
+            // and a process in the allowed cgroup takes its pid.
+            let taker = try #require(Self.takePid(gone.pid) { start("sleep 60", in: allowed) },
+                                     "pid \(gone.pid) could not be taken again")
+            try #require(waitUntil { readSmallFile("/proc/\(taker.pid)/cgroup")?.contains("0::/\(allowed)\n") == true } != nil)
+            released.store(true, ordering: .sequentiallyConsistent)
+            #expect(first.allStdout().hasPrefix("reply 1"))
+            // A last client, answered after the listener read the request before it.
+            let last = start("\(probe) call \(name) 3", in: allowed)
+            #expect(last.allStdout().hasPrefix("reply 1"))
+            let heard = admitted.withLock { $0 }
+            #expect(heard.count == 2 && !heard.contains(gone.pid),
+                    "admitted \(heard): pid \(gone.pid) is the ended client's, now another process's")
+            kill(taker.pid, SIGKILL)
+            _ = taker.waitForExit()
+            withExtendedLifetime(cgroups) {}  // removed once no process is in them
+        }
+
+        /// A child `spawn` made that has `pid` (written to `ns_last_pid`
+        /// before each try; another process may take it first); nil if
+        /// none did in 200 tries.
+        static func takePid(_ pid: pid_t, _ spawn: () -> Child) -> Child? {
+            for _ in 0..<200 {
+                guard writeSmallFile("/proc/sys/kernel/ns_last_pid", "\(pid - 1)") else { return nil }
+                let child = spawn()
+                if child.pid == pid { return child }
+            }
+            return nil
+        }
+
+        /// X22: a listener that reads its peers' cgroups, answering some
+        /// clients and refusing others, keeps none of their pidfds.
+        @Test func X22_aListenerThatReadsCgroupsKeepsNoPidfd() throws {
+            let own = try #require(ownCgroupPath(), "no cgroup v2 line in /proc/self/cgroup")
+            let harbord = PrivateHarbord()
+            let bootstrap = try harbord.client()
+            let probe = builtExecutable("harbor-xpc-probe")
+            let admitting = try XPCListener(service: "com.example.x22l", requirement: .isInCgroup(own),
+                                            bootstrap: bootstrap) { $0.accept { _ in Answer(n: 1, uid: 0, pid: 0, count: 0) } }
+            let refusing = try XPCListener(service: "com.example.x22m",
+                                           requirement: .isInCgroup((own == "/" ? "" : own) + "/harbor-x22-elsewhere"),
+                                           bootstrap: bootstrap) { $0.accept { _ in Answer(n: 1, uid: 0, pid: 0, count: 0) } }
+            func call(_ name: String) -> String {
+                let child = Child([probe, "call", name, "5"], environment: harbord.clientEnvironment)
+                defer { _ = child.waitForExit() }
+                return child.allStdout()
+            }
+            let before = openPidfdCount()
+            for _ in 0..<8 {
+                #expect(call("com.example.x22l").hasPrefix("reply 1"))
+                #expect(call("com.example.x22m").hasPrefix("error peerRequirementNotMet"))
+            }
+            #expect(openPidfdCount() == before)
+            admitting.cancel()
+            refusing.cancel()
         }
     }
 }

@@ -59,6 +59,9 @@ extern const int charbor_SCM_CREDENTIALS;
 // Socket, memfd-sealing and message flags (enum values or _GNU_SOURCE-only).
 extern const int charbor_SOCK_SEQPACKET;
 extern const int charbor_SO_PASSCRED;
+// Linux 6.5 (asm-generic/socket.h); older headers lack them.
+extern const int charbor_SO_PASSPIDFD;
+extern const int charbor_SCM_PIDFD;
 extern const int charbor_SO_SNDBUF;
 extern const int charbor_SO_RCVBUF;
 extern const int charbor_MSG_NOSIGNAL;

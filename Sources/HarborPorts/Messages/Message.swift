@@ -236,6 +236,7 @@ extension MessageContent {
         var kept = MessageTrailer(sender: trailer.sender)
         kept.relayedBy = trailer.relayedBy
         kept.claimedOriginalSender = trailer.claimedOriginalSender
+        kept.senderCgroup = trailer.senderCgroup
         self.trailer = kept
     }
 }

@@ -40,6 +40,16 @@ public struct MessageTrailer: Hashable, Sendable {
     /// those messages anyway.
     public internal(set) var claimedOriginalSender: ProcessIdentity?
 
+    /// The cgroup v2 path of ``sender``, read when the message was received
+    /// through a pidfd the kernel took for it at send time (SCM_PIDFD), on a
+    /// port that asked (``ReceiveRight/readSenderCgroups()``); the error
+    /// when it could not be read (`ESRCH`, or the kernel's error in place
+    /// of the pidfd: the sender had ended by then).
+    /// Nil when nothing was read: another port, a kernel without
+    /// `SO_PASSPIDFD`, a message from this process, or one whose ``sender``
+    /// is not the process that delivered it (a trusted relay's claim).
+    package var senderCgroup: Result<String, SystemError>?
+
     /// Whether the message was relayed (``relayedBy`` is set).
     public var isRelayed: Bool { relayedBy != nil }
 
@@ -50,6 +60,7 @@ public struct MessageTrailer: Hashable, Sendable {
         self.isNotification = isNotification
         self.relayedBy = nil
         self.claimedOriginalSender = nil
+        self.senderCgroup = nil
     }
 
     /// The trailer of a queued message that `relay` delivered inside a

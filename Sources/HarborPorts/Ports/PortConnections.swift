@@ -34,6 +34,12 @@ package protocol PortConnections: AnyObject, Sendable {
     func resumeReading(_ token: UInt64)
     /// Removes a proxy's death watch (``ProxyWatch``).
     func removeWatch(_ token: UInt64)
+    /// From now on, reads the cgroup of each message's sender as the
+    /// message arrives, through a pidfd the kernel takes at send time, on
+    /// every connection, those to come included
+    /// (``ReceiveRight/readSenderCgroups()``). Called under the port's
+    /// lock; a leaf (`setsockopt` on each connection).
+    func readSenderCgroups()
     /// Closes every connection: the port is destroyed.
     func shutDown()
 }

@@ -34,8 +34,16 @@ package final class PortCore: Sendable {
         package weak var set: PortSetCore?
         /// Local, receiving from other processes, or a proxy (PortCore+Location.swift).
         package var location = Location.local {
-            didSet { slotCounter = transport?.slots.counter }
+            didSet {
+                slotCounter = transport?.slots.counter
+                // Connections made or moved in from now on are set up too (a leaf).
+                if readsSenderCgroups { transport?.readSenderCgroups() }
+            }
         }
+        /// Whether each message from another process carries its sender's
+        /// cgroup (``ReceiveRight/readSenderCgroups()``); kept while the
+        /// receive right is elsewhere, so it holds again if it comes back.
+        package var readsSenderCgroups = false
         /// `transport`'s free-slot counter: a receive frees a slot through
         /// it without retaining and releasing the transport.
         package private(set) var slotCounter: SharedSlots.Counter?

@@ -83,6 +83,24 @@ public struct ReceiveRight: ~Copyable, Sendable {
         core.state.withGuarded { $0.sharesExports = true }
     }
 
+    /// From now on, each message another process sends to this port
+    /// carries its sender's cgroup v2 path (``MessageTrailer/senderCgroup``),
+    /// read as it is received through a pidfd the kernel took for the sender
+    /// when it sent (`SO_PASSPIDFD`, Linux 6.5): a sender that ended before
+    /// then is reported ended, never confused with a process that took its
+    /// pid. The pidfd is closed as soon as the path is read; no descriptor
+    /// stays with the message. Costs each such message a read of
+    /// `/proc/PID/cgroup`; ports that do not ask pay nothing. Where the
+    /// kernel has no `SO_PASSPIDFD`, messages carry no path, and the
+    /// sender's cgroup can be read by pid only (`ProcessCgroup.path(of:)`).
+    /// An XPC listener asks when its requirement names a cgroup.
+    package func readSenderCgroups() {
+        core.state.withGuarded { guarded in
+            guarded.readsSenderCgroups = true
+            guarded.transport?.readSenderCgroups()
+        }
+    }
+
     /// A snapshot of the port's counters. **Mach equivalent:** `mach_port_get_attributes`.
     public var status: PortStatus { core.status }
 

@@ -24,6 +24,22 @@ package enum ProcessCgroup {
         guard pid > 0 else { throw SystemError(Errno.noSuchProcess, call: "pidfd_open(\(pid))") }
         let pidfd = try ProcessControl.openDescriptor(pid)
         defer { DescriptorIO.close(pidfd) }
+        return try path(of: pid, through: pidfd)
+    }
+
+    /// The cgroup v2 path of the process `pidfd` names, whose pid is `pid`
+    /// (a pidfd the kernel took for a packet's sender, SCM_PIDFD, and the
+    /// pid its SCM_CREDENTIALS carry: the two name one process). Read as
+    /// ``path(of:)`` reads it, from `/proc/PID/cgroup`, checked afterwards
+    /// through `pidfd`: a process that ended before or while it was read
+    /// is refused, so a pid reused meanwhile is never read as its.
+    /// `pidfd` stays open (the caller's).
+    /// C: `read(2)` of `/proc/PID/cgroup`, `poll(2)` on the pidfd.
+    /// - Throws: as ``path(of:)``.
+    package static func path(of pid: pid_t, through pidfd: CInt) throws(SystemError) -> String {
+        guard pid > 0, isRunning(pidfd) else {
+            throw SystemError(Errno.noSuchProcess, call: "pidfd of \(pid) (the process has ended)")
+        }
         let bytes = try FileSystem.contents(of: "/proc/\(pid)/cgroup", readingAtMost: 65_536)
         guard isRunning(pidfd) else {
             throw SystemError(Errno.noSuchProcess, call: "pidfd of \(pid) (it ended while its cgroup was read)")

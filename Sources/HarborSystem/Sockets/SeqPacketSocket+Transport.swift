@@ -11,6 +11,21 @@ extension SeqPacketSocket {
         try setOption(fd, charbor_SO_PASSCRED, 1)
     }
 
+    /// Has the kernel attach, to every packet received on `fd`, a pidfd on
+    /// the sending process taken when it sent (SCM_PIDFD), so the sender
+    /// can be examined with no pid that might since name another process.
+    /// Returns false where the kernel has no such option (before Linux 6.5:
+    /// `ENOPROTOOPT`). C: `setsockopt(SO_PASSPIDFD, 1)`.
+    /// - Throws: any other `setsockopt` error.
+    package static func passSenderPidfds(_ fd: CInt) throws(SystemError) -> Bool {
+        do {
+            try setOption(fd, charbor_SO_PASSPIDFD, 1)
+            return true
+        } catch where error.code == ENOPROTOOPT {
+            return false
+        }
+    }
+
     /// Sets the send buffer of `fd` to `bytes` (the kernel caps it at
     /// `net.core.wmem_max`). C: `setsockopt(SO_SNDBUF)`.
     package static func setSendBuffer(_ fd: CInt, bytes: CInt) throws(SystemError) {

@@ -18,15 +18,23 @@ package struct ReceivedPacket {
     package var arrived: ArrivedDescriptors?
     /// The sender as the kernel reports it (SCM_CREDENTIALS), if attached.
     package var sender: ProcessIdentity?
+    /// A pidfd on the sending process the kernel took when the packet was
+    /// sent (SCM_PIDFD, on a socket with `SO_PASSPIDFD`), owned and closed
+    /// with the packet; the error the kernel put in its place when it could
+    /// make none (a sender already reaped, on kernels that keep no pidfd
+    /// for one); nil when none was attached.
+    package var senderProcess: Result<SharedDescriptor, SystemError>?
 
     package init(byteCount: Int, isEndOfFile: Bool, wasTruncated: Bool, controlWasTruncated: Bool,
-                 descriptors: ArrivedDescriptors?, sender: ProcessIdentity?) {
+                 descriptors: ArrivedDescriptors?, sender: ProcessIdentity?,
+                 senderProcess: Result<SharedDescriptor, SystemError>? = nil) {
         self.byteCount = byteCount
         self.isEndOfFile = isEndOfFile
         self.wasTruncated = wasTruncated
         self.controlWasTruncated = controlWasTruncated
         self.arrived = descriptors.flatMap { $0.count == 0 ? nil : $0 }
         self.sender = sender
+        self.senderProcess = senderProcess
     }
 
     /// How many descriptors arrived.
@@ -155,9 +163,11 @@ package enum SeqPacketSocket {
         }
     }
 
-    /// The control buffer size `receive` needs: the most descriptors plus credentials.
+    /// The control buffer size `receive` needs: the most descriptors plus
+    /// credentials plus a pidfd (SCM_PIDFD).
     package static let controlCapacity =
         charbor_CMSG_SPACE(maximumDescriptors * 4) + charbor_CMSG_SPACE(MemoryLayout<charbor_ucred>.size)
+        + charbor_CMSG_SPACE(MemoryLayout<CInt>.size)
 
     /// Receives one packet into `buffer` without waiting; nil when none waits.
     /// `control` must hold ``controlCapacity`` bytes.
@@ -250,10 +260,12 @@ package enum SeqPacketSocket {
     }
 
     /// The packet `receipt` describes, its control data read: descriptors
-    /// (owned from here on, closed unless claimed) and credentials.
+    /// and the sender's pidfd (owned from here on, closed unless claimed)
+    /// and credentials.
     package static func packet(_ receipt: Receipt, control: UnsafeMutableRawBufferPointer) -> ReceivedPacket {
         var descriptors: [CInt] = []
         var sender: ProcessIdentity?
+        var senderProcess: Result<SharedDescriptor, SystemError>?
         if receipt.controlLength > 0 {
             var message = msghdr()
             message.msg_control = control.baseAddress
@@ -268,6 +280,9 @@ package enum SeqPacketSocket {
                         for index in 0..<max(0, payload / 4) {
                             descriptors.append(data.loadUnaligned(fromByteOffset: index * 4, as: CInt.self))
                         }
+                    } else if current.pointee.cmsg_type == Int32(charbor_SCM_PIDFD), payload >= 4 {
+                        // A second one (no kernel sends it) closes the first.
+                        senderProcess = processDescriptor(data.loadUnaligned(as: CInt.self))
                     } else if let identity = credentials(current) {
                         sender = identity
                     }
@@ -279,7 +294,16 @@ package enum SeqPacketSocket {
         return ReceivedPacket(
             byteCount: count, isEndOfFile: count == 0 && descriptors.isEmpty && sender == nil,
             wasTruncated: receipt.wasTruncated, controlWasTruncated: receipt.controlWasTruncated,
-            descriptors: descriptors.isEmpty ? nil : ArrivedDescriptors(descriptors), sender: sender)
+            descriptors: descriptors.isEmpty ? nil : ArrivedDescriptors(descriptors), sender: sender,
+            senderProcess: senderProcess)
+    }
+
+    /// What an SCM_PIDFD holds: a pidfd, owned; or, negative, the error
+    /// the kernel met making one (the sender was reaped before the packet
+    /// was read, on kernels that keep no pidfd for it).
+    private static func processDescriptor(_ value: CInt) -> Result<SharedDescriptor, SystemError> {
+        value >= 0 ? .success(SharedDescriptor(taking: value))
+            : .failure(SystemError(errno: -value, call: "SCM_PIDFD"))
     }
 
     /// Polls `fd` without waiting; returns the `revents` bits. C: `poll(2)`, timeout 0.

@@ -176,14 +176,20 @@ extension PortTransport {
             return .refused(gaveSlotBack: counted)  // `packet.descriptors` closes whatever came with it
         }
         switch consume decoded {
-        case .message(let content):
+        case .message(var content):
+            recordSenderCgroup(of: packet, in: &content)
             return .message(content)
         case .wait(let eventfd):
             return .waiter(eventfd)
-        case .started(let assembly):
-            // A send-once connection's message never counts (the sender took
-            // no slot for it), whatever its header says.
-            let started = connection.kind == .send ? assembly : Self.uncounted(assembly)
+        case .started(var started):
+            if connection.kind != .send || packet.senderProcess != nil {
+                var content = started.content
+                // A send-once connection's message never counts (the sender
+                // took no slot for it), whatever its header says.
+                if connection.kind != .send { content.countsAgainstLimit = false }
+                recordSenderCgroup(of: packet, in: &content)
+                started = FragmentAssembly(content: content, sender: started.sender)
+            }
             return buffers.assemblies.change(
                 token, arriving: started.content.countsAgainstLimit, returningSlotsTo: counter
             ) { list -> Received in
@@ -209,13 +215,5 @@ extension PortTransport {
                 }
             }
         }
-    }
-
-    /// `assembly` with its message marked as not counting.
-    private static func uncounted(_ assembly: FragmentAssembly) -> FragmentAssembly {
-        guard assembly.content.countsAgainstLimit else { return assembly }
-        var content = assembly.content
-        content.countsAgainstLimit = false
-        return FragmentAssembly(content: content, sender: assembly.sender)
     }
 }

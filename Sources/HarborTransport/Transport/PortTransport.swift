@@ -69,6 +69,9 @@ package final class PortTransport: Sendable {
     /// Bumped, under the table lock, whenever a connection leaves the
     /// table: the pump's cached connection is good while this is unchanged.
     let departures = Atomic<UInt64>(0)
+    /// Whether each message's sender's cgroup is read at receipt
+    /// (`readSenderCgroups()`); set once, under the table lock.
+    let readsSenderCgroups = Atomic<Bool>(false)
 
     package init(slots: SharedSlots, epollFD: CInt) {
         self.slots = slots
@@ -111,14 +114,17 @@ package final class PortTransport: Sendable {
     /// Starts receiving on a connection's receiving end (made here, or moved in).
     @discardableResult
     package func adopt(_ socket: SharedDescriptor, kind: WireFormat.ConnectionKind) throws(SystemError) -> UInt64? {
-        let token = table.withLockedValue { table -> UInt64? in
-            if table.isShutDown { return nil }
+        let (token, passPidfds) = table.withLockedValue { table -> (UInt64?, Bool) in
+            if table.isShutDown { return (nil, false) }
             defer { table.nextToken += 1 }
             let token = Self.connectionTag | table.nextToken
             table.connections[token] = Connection(socket: socket, kind: kind)
-            return token
+            // Read under the lock `readSenderCgroups()` sets it under: each
+            // socket is set up by exactly one of the two.
+            return (token, readsSenderCgroups.load(ordering: .relaxed))
         }
         guard let token else { return nil }
+        if passPidfds { Self.passSenderPidfds(socket) }
         do {
             try EpollControl.add(epollFD, socket.rawValue, events: .readable, token: token)
         } catch {
@@ -132,6 +138,26 @@ package final class PortTransport: Sendable {
             if let connection = table.connections[token] { watchHangUp(of: connection, token: token, in: &table) }
         }
         return token
+    }
+
+    /// From now on, reads the cgroup of each message's sender at receipt
+    /// (HarborPorts' `ReceiveRight.readSenderCgroups()`): every connection,
+    /// those adopted later too, has the kernel attach the sender's pidfd
+    /// (SCM_PIDFD), and the pump reads the cgroup through it
+    /// (PortTransport+SenderCgroup.swift). A leaf, under the port's lock.
+    package func readSenderCgroups() {
+        let sockets = table.withLockedValue { table -> [SharedDescriptor] in
+            guard !readsSenderCgroups.exchange(true, ordering: .relaxed) else { return [] }
+            return table.connections.values.map(\.socket)
+        }
+        for socket in sockets { Self.passSenderPidfds(socket) }
+    }
+
+    /// Turns SCM_PIDFD on for `socket`. A kernel without it (before 6.5),
+    /// or a failure, leaves the socket as it was: its messages then carry
+    /// no cgroup, and a requirement reads it by pid (Docs/Security.md).
+    private static func passSenderPidfds(_ socket: SharedDescriptor) {
+        _ = try? SeqPacketSocket.passSenderPidfds(socket.rawValue)
     }
 
     /// Takes every connection out, for a receive right leaving the process.
