@@ -122,7 +122,7 @@ final class BootstrapLink: Sendable {
                 message = Message(id: id, body: body)
                 message.setReplyRight(replies.port.makeSendOnceRight())
             } else if let handle = replies.registration?.handle {
-                message = Message(id: BootstrapRequest.viaRegisteredReply(id), body: body + BootstrapRequest.handleBytes(handle))
+                message = Message(id: BootstrapRequest.viaRegisteredReply(id), body: BootstrapRequest.body(body, endingWith: handle))
             } else {
                 message = Message(id: id, body: body)
                 message.setReplyRight(replies.right)
@@ -166,11 +166,13 @@ final class BootstrapLink: Sendable {
     private func awaitReply(
         on link: Current, from other: pid_t? = nil, replies: inout BootstrapReplies
     ) throws(BootstrapError) -> Message {
+        // The clock is read again only for a wait after a stray message.
         let deadline = ContinuousClock.now + timeout
+        var wait = timeout
         while true {
             let reply: Message
             do throws(PortError) {
-                reply = try replies.port.receive(timeout: max(.zero, ContinuousClock.now.duration(to: deadline)))
+                reply = try replies.port.receive(timeout: wait)
             } catch {
                 replies = BootstrapReplies()
                 if error.code == .timedOut {
@@ -183,10 +185,12 @@ final class BootstrapLink: Sendable {
                 replies = BootstrapReplies()
                 throw BootstrapError(.unreachable, "the name server dropped the request")
             }
-            if reply.notification != nil { continue }
             // Only the server answers (or the process a forwarded request
             // went to): a stray message in the reply port is no answer.
-            if let server = link.server, reply.trailer.sender.pid != server.pid, reply.trailer.sender.pid != other {
+            let sender = reply.trailer.sender.pid
+            if reply.notification != nil
+                || link.server.map({ sender != $0.pid && sender != other }) == true {
+                wait = max(.zero, ContinuousClock.now.duration(to: deadline))
                 continue
             }
             guard reply.id == 0 else {

@@ -52,6 +52,19 @@ package enum BootstrapRequest {
         (0..<8).map { UInt8(truncatingIfNeeded: handle >> (8 * UInt64($0))) }
     }
 
+    /// `body` followed by the 8 bytes of `handle`: a request naming a
+    /// registered reply right, made in one allocation.
+    package static func body(_ body: [UInt8], endingWith handle: UInt64) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: body.count + 8) { buffer, count in
+            var index = buffer.initialize(fromContentsOf: body)
+            for shift in stride(from: UInt64(0), to: 64, by: 8) {
+                buffer[index] = UInt8(truncatingIfNeeded: handle >> shift)
+                index += 1
+            }
+            count = index
+        }
+    }
+
     /// The handle in the last 8 bytes of `body`, or nil if it is shorter.
     package static func handle(endingThe body: [UInt8]) -> UInt64? {
         guard body.count >= 8 else { return nil }

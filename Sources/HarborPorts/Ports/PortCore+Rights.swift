@@ -10,13 +10,12 @@ extension PortCore {
 
     /// A send right was released: the last one fires no-senders.
     package func sendRightReleased() {
-        if state.withGuarded({ $0.location.isProxy }) {
-            // A proxy's count is its own business: the connection it holds
-            // is what the receiving process counts.
-            state.withGuarded { _ = $0.machine.sendRightReleased() }
-            return
-        }
-        guard let target = state.withGuarded({ $0.machine.sendRightReleased() }) else { return }
+        // One critical section: the count and where the port is, together.
+        let (target, isProxy) = state.withGuarded { ($0.machine.sendRightReleased(), $0.location.isProxy) }
+        // A proxy's count is its own business: the connection it holds is
+        // what the receiving process counts. (A target is released here,
+        // outside the lock, either way.)
+        guard let target, !isProxy else { return }
         NotificationDelivery.deliver(.noSenders, about: name, to: target)
     }
 

@@ -37,7 +37,9 @@ package final class SharedDescriptor: Sendable {
 package final class ArrivedDescriptors {
     /// The numbers as they arrived; a claimed one is replaced by -1 (the
     /// kernel never hands out a negative descriptor), so one array does.
-    private var numbers: [CInt]
+    /// Unchecked: the object belongs to one receive at a time (the pump's
+    /// thread), so the runtime's exclusivity check would only cost.
+    @exclusivity(unchecked) private var numbers: [CInt]
 
     package init(_ numbers: [CInt]) {
         self.numbers = numbers

@@ -127,9 +127,12 @@ package struct ByteReader {
 
     package var remaining: Int { base.count - offset }
 
+    /// Inlined into the parsers: a packet's header and entries are a few
+    /// dozen of these; the refusal is made out of line.
+    @inline(__always)
     package mutating func read<Value: FixedWidthInteger>(_: Value.Type) throws(WireRejection) -> Value {
         let size = MemoryLayout<Value>.size
-        guard remaining >= size else { throw WireRejection(.truncated, "wanted \(size) bytes at \(offset)") }
+        guard remaining >= size else { throw truncated(wanting: size) }
         let value = base.loadUnaligned(fromByteOffset: offset, as: Value.self)
         offset += size
         return Value(littleEndian: value)
@@ -144,8 +147,15 @@ package struct ByteReader {
         return length
     }
 
+    @inline(__always)
     package mutating func skip(_ count: Int) throws(WireRejection) {
-        guard count >= 0, remaining >= count else { throw WireRejection(.truncated, "wanted \(count) bytes at \(offset)") }
+        guard count >= 0, remaining >= count else { throw truncated(wanting: count) }
         offset += count
+    }
+
+    /// The refusal of a read past the end.
+    @inline(never)
+    private func truncated(wanting count: Int) -> WireRejection {
+        WireRejection(.truncated, "wanted \(count) bytes at \(offset)")
     }
 }
