@@ -94,7 +94,9 @@ public final class XPCSession: Sendable {
     ///     cancelling one, an event handler on its subscription's thread).
     ///   - requirement: checked on the service's answers (the session's
     ///     acceptance and every reply), on the kernel's word about their
-    ///     sender: XPC's `setPeerRequirement(_:)`. A reply that fails it
+    ///     sender (a cgroup or unit: read through the pidfd the kernel took
+    ///     when the answer was sent, as it arrives, X22): XPC's
+    ///     `setPeerRequirement(_:)`. A reply that fails it
     ///     throws ``XPCRichError/Code/peerRequirementNotMet`` and cancels
     ///     the session.
     ///   - bootstrap: the name server client; `nil` connects as
@@ -130,6 +132,9 @@ public final class XPCSession: Sendable {
             throw XPCRichError(.serviceNotFound, "harbord: \(error)")
         }
         monitor = SessionMonitor()
+        // Before any answer can arrive: a requirement on the service's
+        // cgroup is checked on the cgroup read when each answer arrived.
+        if requirement?.needsCgroup == true { replyPort.readSenderCgroups() }
         replyWake = replyPort.makeSendRight()
         let monitor = self.monitor
         do {
@@ -308,8 +313,10 @@ public final class XPCSession: Sendable {
         var reply: Message
         var request = Message(id: XPCWire.connect)
         request.attach(replyPort.makeSendRight())
+        let answers = answerPort()
+        request.setReplyRight(answers.makeSendOnceRight())
         do {
-            reply = try service.sendAndReceive(request, timeout: connectTimeout)
+            reply = try service.sendAndReceive(request, replyPort: answers, timeout: connectTimeout)
         } catch where error.code == .timedOut {
             // The request's reply right dies with its port: a listener that
             // answers later finds no client and lets the session go.
@@ -332,7 +339,17 @@ public final class XPCSession: Sendable {
         }
     }
 
-    /// Refuses a notification, a failure, or an answer whose sender fails the requirement.
+    /// A port for one answer: it reads each sender's cgroup as the answer
+    /// arrives when the requirement names a cgroup or unit (X22).
+    private func answerPort() -> ReceiveRight {
+        let port = ReceiveRight()
+        if requirement?.needsCgroup == true { port.readSenderCgroups() }
+        return port
+    }
+
+    /// Refuses a notification, a failure, or an answer whose sender fails
+    /// the requirement: its cgroup as read when the answer arrived, through
+    /// the pidfd the kernel took when it was sent, never by its pid later.
     private func check(_ reply: borrowing Message) throws(XPCRichError) {
         if reply.notification != nil {
             throw XPCRichError(.connectionInterrupted, "\(service) died (or dropped the request) before answering")
@@ -341,7 +358,7 @@ public final class XPCSession: Sendable {
             throw Self.failure(reply.text)
         }
         do throws(XPCRichError) {
-            try requirement?.check(reply.trailer.sender)
+            try requirement?.check(reply.trailer)
         } catch {
             let refusal = XPCRichError(error.code, "the service: \(error.reason)")
             end(refusal, notify: true)
@@ -485,7 +502,7 @@ public final class XPCSession: Sendable {
     /// publisher takes.
     func callThroughOwnPort(_ request: consuming Message) throws(XPCRichError) -> XPCReceivedMessage {
         let (right, generation) = try currentRight()
-        let replyPort = ReceiveRight()
+        let replyPort = answerPort()
         let registered = state.withLock { state -> Result<UInt64, XPCRichError> in
             if let cancelled = state.cancelled { return .failure(cancelled) }
             state.nextCall &+= 1

@@ -10,6 +10,11 @@
 //   harbor-xpc-probe methods NAME                       a listener routing methods echo and check, its interface
 //                                                       published (Methods.swift); prints "ready"
 //   harbor-xpc-probe siege NAME                         a hostile client (Siege.swift), until killed
+//   harbor-xpc-probe accept-late NAME GO                a listener whose first session request prints "holding",
+//                                                       is accepted once file GO exists, and the process exits
+//                                                       200 ms after; prints "ready"
+//   harbor-xpc-probe require-cgroup NAME CGROUP         opens a session requiring the service to be in CGROUP;
+//                                                       prints "accepted" or "error CODE"
 //
 // harbord is found as BootstrapClient() finds it ($HARBOR_BOOTSTRAP).
 import Glibc
@@ -24,7 +29,7 @@ func line(_ text: String) {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    line("usage: harbor-xpc-probe serve NAME [none|same-user|root] | call NAME N | connect NAME MS | publish NAME | subscribe NAME LAST [LIMIT] | methods NAME | siege NAME")
+    line("usage: harbor-xpc-probe serve NAME [none|same-user|root] | call NAME N | connect NAME MS | publish NAME | subscribe NAME LAST [LIMIT] | methods NAME | siege NAME | accept-late NAME GO | require-cgroup NAME CGROUP")
     exit(64)
 }
 switch arguments[1] {
@@ -115,6 +120,34 @@ case "subscribe":
         }
     } catch {
         line("ended \(error.code.rawValue) \(error.reason)")
+    }
+case "accept-late":
+    guard arguments.count > 3 else { exit(64) }
+    let go = arguments[3]
+    let listener: XPCListener
+    do {
+        listener = try XPCListener(service: arguments[2]) { request in
+            line("holding")
+            let deadline = ContinuousClock.now + .seconds(30)
+            while access(go, F_OK) != 0, .now < deadline { usleep(1000) }
+            // The answer goes out when this handler returns; then the process ends.
+            SystemThread.start { usleep(200_000); exit(0) }.detach()
+            return request.accept { _ in nil }
+        }
+    } catch {
+        line("error \(error.code.rawValue) \(error.reason)")
+        exit(1)
+    }
+    line("ready \(listener.service)")
+    while true { pause() }
+case "require-cgroup":
+    guard arguments.count > 3 else { exit(64) }
+    do {
+        let session = try XPCSession(machService: arguments[2], requirement: .isInCgroup(arguments[3]))
+        line("accepted")
+        session.cancel(reason: "done")
+    } catch {
+        line("error \(error.code.rawValue)")
     }
 case "methods":
     Methods.run(arguments[2])

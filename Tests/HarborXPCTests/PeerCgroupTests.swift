@@ -200,6 +200,51 @@ extension XPCTests {
             withExtendedLifetime(cgroups) {}  // removed once no process is in them
         }
 
+        /// X22, the session's side: a session requiring its service's
+        /// cgroup refuses an answer whose sender ended (reaped) before the
+        /// session read it, though a process in the allowed cgroup has
+        /// taken its pid since: the session reads the cgroup through the
+        /// pidfd the kernel took when the answer was sent, never by pid.
+        /// (The client is stopped between its request and the answer.)
+        @Test(.enabled(if: cgroupTwoRoot != nil && ownCgroupPath() == "/"
+                       && access("/proc/sys/kernel/ns_last_pid", W_OK) == 0,
+                       "needs root, a writable cgroup v2 hierarchy, to run in its root cgroup, and ns_last_pid"))
+        func X22_aSessionRefusesAnAnswerFromAServiceThatEndedThoughAProcessInTheAllowedCgroupTookItsPid() throws {
+            let cgroups = try CgroupPair("harbor-x22s-\(getpid())")
+            let allowed = cgroups.allowed
+            let harbord = PrivateHarbord()
+            let probe = builtExecutable("harbor-xpc-probe")
+            let go = "/tmp/harbor-x22s-go-\(getpid())"
+            _ = unlink(go)
+            defer { _ = unlink(go) }
+            let name = "com.example.x22s"
+            let service = cgroups.start("\(probe) accept-late \(name) \(go)", in: allowed,
+                                        environment: harbord.clientEnvironment)
+            try #require(service.waitForStdout("ready"))
+            let client = Child([probe, "require-cgroup", name, "/" + allowed], environment: harbord.clientEnvironment)
+            // The service holds the session request: the client waits for the answer. Stop it there,
+            try #require(service.waitForStdout("holding"))
+            kill(client.pid, SIGSTOP)
+            // let the service answer and end,
+            try #require(writeSmallFile(go, "go"))
+            try #require(service.waitForExit() != nil, "the service did not end after answering")
+            // and a process in the allowed cgroup take its pid before the client reads the answer.
+            let taker = try #require(Self.takePid(service.pid) {
+                cgroups.start("sleep 60", in: allowed, environment: harbord.clientEnvironment)
+            }, "pid \(service.pid) could not be taken again")
+            defer {
+                kill(taker.pid, SIGKILL)
+                _ = taker.waitForExit()
+            }
+            try #require(waitUntil { readSmallFile("/proc/\(taker.pid)/cgroup")?.contains("0::/\(allowed)\n") == true } != nil)
+            kill(client.pid, SIGCONT)
+            let said = client.allStdout()
+            _ = client.waitForExit()
+            #expect(said.hasPrefix("error peerIdentityUnavailable"),
+                    "the answer of pid \(service.pid), ended, now another process's in \(allowed): \(said)")
+            withExtendedLifetime(cgroups) {}  // removed once no process is in them
+        }
+
         /// A child `spawn` made that has `pid` (written to `ns_last_pid`
         /// before each try; another process may take it first); nil if
         /// none did in 200 tries.
