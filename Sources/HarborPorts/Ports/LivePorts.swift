@@ -4,16 +4,18 @@ import HarborSystem
 /// The ports of this process: what `harbor ports PID` reports (``PortReport``).
 ///
 /// The table holds no reference a port can feel: an unretained pointer per
-/// port, added when the port is made and removed first thing in its
-/// `deinit`. A reading happens under the table's lock, so a port whose
-/// `deinit` has begun either is gone from the table or waits in
-/// ``remove(_:)`` until the reading is over, its memory valid throughout.
-/// No weak reference: a weakly referenced object gets a side table, and
-/// every later retain and release of it takes the runtime's slow path.
+/// port, in a slot the port reserves as it is made, fills once it is whole,
+/// and empties first thing in its `deinit`. A reading happens under the
+/// table's lock, so a port whose `deinit` has begun either is gone from the
+/// table or waits in ``remove(_:)`` until the reading is over, its memory
+/// valid throughout. No weak reference: a weakly referenced object gets a
+/// side table, and every later retain and release of it takes the
+/// runtime's slow path. No hashing either: a slot is an index, and emptied
+/// slots are reused.
 ///
-/// **Cost:** a port registers once when it is made and leaves once when it
-/// goes (one lock and a hash-table insert or removal each); nothing per
-/// message or per right. A reading holds the lock while it reads each port.
+/// **Cost:** a port takes the lock three times in its life (reserve, fill,
+/// remove), each an array store; nothing per message or per right. A
+/// reading holds the lock while it reads each port.
 /// **Thread safety:** any thread.
 package enum LivePorts {
     /// A port's pointer, kept without a reference (see the type's comment).
@@ -23,16 +25,39 @@ package enum LivePorts {
         let core: Unmanaged<PortCore>
     }
 
-    private static let table = HarborLock<[UInt64: Entry]>([:])
-
-    /// `core` was made.
-    package static func register(_ core: PortCore) {
-        table.withLock { $0[core.name.rawValue] = Entry(core: .passUnretained(core)) }
+    /// The slots (nil: reserved and not yet filled, or free) and the free ones.
+    private struct Table {
+        var slots: [Entry?] = []
+        var free: [Int] = []
+        var count = 0
     }
 
-    /// The port named `name` is going (first thing in its `deinit`).
-    package static func remove(_ name: PortName) {
-        _ = table.withLock { $0.removeValue(forKey: name.rawValue) }
+    private static let table = HarborLock(Table())
+
+    /// A slot for a port being made, to ``fill(_:with:)`` once it is whole.
+    package static func reserve() -> Int {
+        table.withLock { table in
+            if let slot = table.free.popLast() { return slot }
+            table.slots.append(nil)
+            return table.slots.count - 1
+        }
+    }
+
+    /// `core`, made, in the slot it reserved.
+    package static func fill(_ slot: Int, with core: PortCore) {
+        table.withLock { table in
+            table.slots[slot] = Entry(core: .passUnretained(core))
+            table.count += 1
+        }
+    }
+
+    /// The port in `slot` is going (first thing in its `deinit`).
+    package static func remove(_ slot: Int) {
+        table.withLock { table in
+            if table.slots[slot] != nil { table.count -= 1 }
+            table.slots[slot] = nil
+            table.free.append(slot)
+        }
     }
 
     /// How many ports are live.
@@ -44,8 +69,13 @@ package enum LivePorts {
     /// keep the port.
     package static func reading<Row: Sendable>(limit: Int, _ read: (PortCore) -> Row) -> (rows: [Row], total: Int) {
         table.withLock { table in
-            let names = table.keys.sorted().prefix(limit)
-            let rows = names.map { name in table[name]!.core._withUnsafeGuaranteedRef { read($0) } }
+            var live: [(name: UInt64, core: Unmanaged<PortCore>)] = []
+            live.reserveCapacity(table.count)
+            for case let entry? in table.slots {
+                live.append((entry.core._withUnsafeGuaranteedRef { $0.name.rawValue }, entry.core))
+            }
+            live.sort { $0.name < $1.name }
+            let rows = live.prefix(limit).map { $0.core._withUnsafeGuaranteedRef { read($0) } }
             return (rows, table.count)
         }
     }

@@ -18,6 +18,8 @@ package final class PortCore: Sendable {
     /// The port's name on the wire (PortIdentity.swift).
     package let identity: PortIdentity
     let state: HarborLock<Guarded>
+    /// The port's slot in ``LivePorts``.
+    private let liveSlot: Int
 
     struct Guarded: ~Copyable {
         package var machine = PortStateMachine()
@@ -66,27 +68,29 @@ package final class PortCore: Sendable {
     }
 
     package init() {
+        liveSlot = LivePorts.reserve()
         name = PortName.next()
         identity = PortIdentity.local(name)
         state = HarborLock(Guarded())
-        LivePorts.register(self)
+        LivePorts.fill(liveSlot, with: self)
     }
 
     /// A port that arrived from another process: a proxy for a port
     /// received there, or (`.local`, until its transport is set) a port
     /// whose receive right moved here.
     package init(identity: PortIdentity, name: PortName, location: Location) {
+        liveSlot = LivePorts.reserve()
         self.name = name
         self.identity = identity
         var guarded = Guarded()
         guarded.location = location
         state = HarborLock(guarded)
-        LivePorts.register(self)
+        LivePorts.fill(liveSlot, with: self)
     }
 
     deinit {
         // No longer reported, before anything of it goes (LivePorts reads under its lock).
-        LivePorts.remove(name)
+        LivePorts.remove(liveSlot)
         // What the ledger charged over the whole process goes with the port;
         // parked messages are dropped outside the lock.
         let (watchers, deathWatches, route, parked) = state.withGuarded {
