@@ -120,11 +120,16 @@ extension BootstrapServer {
         var changes = false
         repeat {
             guard let message = user.port.tryReceive() else { break }
-            let id = message.id & ~BootstrapRequest.registeredReplyBit, started = metrics.start()
+            let id = message.id & ~BootstrapRequest.registeredReplyBit
             // Look-ups and listings (registered or not) change nothing the summary counts.
             if id != BootstrapRequest.lookUp && id != BootstrapRequest.list { changes = true }
-            handle(message)
-            metrics.handled(id, since: started)
+            if metrics.enabled {
+                let started = ContinuousClock.now
+                handle(message)
+                metrics.handled(id, since: started)
+            } else {
+                handle(message)
+            }
         } while all
         if changes { reportIfChanged() }
     }
