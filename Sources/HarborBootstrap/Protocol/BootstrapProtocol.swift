@@ -68,9 +68,10 @@ package enum BootstrapRequest {
     /// The handle in the last 8 bytes of `body`, or nil if it is shorter.
     package static func handle(endingThe body: [UInt8]) -> UInt64? {
         guard body.count >= 8 else { return nil }
-        var handle: UInt64 = 0
-        for (index, byte) in body.suffix(8).enumerated() { handle |= UInt64(byte) << (8 * UInt64(index)) }
-        return handle
+        // Little-endian, as handleBytes writes it.
+        return body.withUnsafeBytes {
+            UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: $0.count - 8, as: UInt64.self))
+        }
     }
 }
 

@@ -99,8 +99,11 @@ extension BootstrapServer {
             log(.warning, "cannot make a bootstrap port for uid \(uid): \(error)")
             return nil
         }
-        user.watch = DescriptorWatch(descriptor, loop: loop, mode: mode, label: "bootstrap port of uid \(uid)") { [unowned self] in
-            self.serveRequests(of: uid)
+        // The watch is the user port's own, invalidated before the port
+        // leaves `users` (userLeft, stop), so its handler never outlives it.
+        user.watch = DescriptorWatch(descriptor, loop: loop, mode: mode, label: "bootstrap port of uid \(uid)") {
+            [unowned self, unowned user] in
+            self.serveRequests(of: user)
         }
         user.port.requestNoSendersNotification(to: notices.makeSendOnceRight())
         users[uid] = user
@@ -108,23 +111,27 @@ extension BootstrapServer {
         return user
     }
 
-    /// Serves one of `uid`'s requests (with `all`, every one queued), then
+    /// Serves one request of `user`'s uid (with `all`, every one queued), then
     /// lets the loop serve every other ready source: the bootstrap port is
     /// level-triggered, so the next request is served on the next pass. So
     /// each uid with requests waiting gets one answered per pass, whatever
     /// it asks for and however fast: a uid asking for listings as fast as
     /// it can delays another uid's request by one page at most. It also
     /// spares an idle server a look at an empty port after each request.
-    func serveRequests(of uid: uid_t, all: Bool = false) {
-        guard let user = users[uid] else { return }
+    func serveRequests(of user: UserPort, all: Bool = false) {
         var changes = false
         repeat {
             guard let message = user.port.tryReceive() else { break }
-            let id = message.id & ~BootstrapRequest.registeredReplyBit, started = metrics.start()
+            let id = message.id & ~BootstrapRequest.registeredReplyBit
             // Look-ups and listings (registered or not) change nothing the summary counts.
             if id != BootstrapRequest.lookUp && id != BootstrapRequest.list { changes = true }
-            handle(message)
-            metrics.handled(id, since: started)
+            if metrics.enabled {
+                let started = ContinuousClock.now
+                handle(message)
+                metrics.handled(id, since: started)
+            } else {
+                handle(message)
+            }
         } while all
         if changes { reportIfChanged() }
     }
@@ -133,7 +140,7 @@ extension BootstrapServer {
     /// still queued in it are served), with every descriptor it held.
     private func userLeft(_ port: PortName) {
         guard let uid = userByPort[port], let user = users[uid] else { return }
-        serveRequests(of: uid, all: true)
+        serveRequests(of: user, all: true)
         guard user.clients == 0 else {
             // Someone connected meanwhile: wait for the next time.
             user.port.requestNoSendersNotification(to: notices.makeSendOnceRight())

@@ -9,7 +9,7 @@ extension BootstrapServer {
         if message.notification != nil { return }
         // P11: the kernel's word on which process delivered the request. A
         // relay's claim (`claimedOriginalSender`) never decides anything here.
-        let sender = message.trailer.sender
+        let sender = message.sender
         var id = message.id
         if id == BootstrapRequest.gone {
             gone(&message, from: sender)
@@ -323,7 +323,7 @@ extension BootstrapServer {
 
     func send(_ answer: consuming Message, replyingTo request: inout Message) {
         do { try request.reply(answer, timeout: .zero) } catch {
-            log(.debug, "reply to pid \(request.trailer.sender.pid) failed: \(error.detail)")
+            log(.debug, "reply to pid \(request.sender.pid) failed: \(error.detail)")
         }
     }
 

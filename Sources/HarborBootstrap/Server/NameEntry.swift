@@ -124,7 +124,10 @@ final class Session {
 
 /// A uid's own bootstrap port: its processes' connections, its requests'
 /// queue. One uid cannot fill another's queue or hold another's connections.
-final class UserPort {
+/// Confined to the server loop's thread, like the server, whose watch
+/// handler captures it.
+final class UserPort: @unchecked Sendable {
+    // @unchecked: `watch` is set and read only on the server loop's thread.
     let uid: uid_t
     let port = ReceiveRight()
     var watch: DescriptorWatch?

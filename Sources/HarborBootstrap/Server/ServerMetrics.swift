@@ -10,9 +10,9 @@ import HarborTransport
 ///
 /// Made with the server, so a backend must be bootstrapped before the
 /// server is made. With none (swift-metrics' default, the no-op handler)
-/// ``enabled`` is false and every call returns at once: no clock is read
-/// and no counter is touched, so a server without metrics costs one branch
-/// per request.
+/// ``enabled`` is false: the server then reads no clock and never calls
+/// ``handled(_:since:)``, and every other call returns at once, touching
+/// no counter, so a server without metrics costs one branch per request.
 ///
 /// Counters and the request timer are updated as requests are served;
 /// the gauges (names, clients, parked messages, queue depths, per-uid use)
@@ -63,13 +63,11 @@ final class ServerMetrics {
         return (1..<requestLabels.count).contains(index) ? index : 0
     }
 
-    /// Now, if metrics are on (the start of a request's handling).
-    func start() -> ContinuousClock.Instant? { enabled ? .now : nil }
-
     /// A request `id` was handled (answered, refused or dropped), its
-    /// handling started at `started`.
-    func handled(_ id: Int32, since started: ContinuousClock.Instant?) {
-        guard let started else { return }
+    /// handling started at `started`. Called only when ``enabled``: the
+    /// server reads no clock otherwise (nor moves an optional instant
+    /// around, whose layout the standard library keeps opaque).
+    func handled(_ id: Int32, since started: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - started
         let kind = Self.kind(of: id)
         requests[kind].increment()

@@ -58,22 +58,25 @@ public struct Message: ~Copyable, Sendable {
     /// What the runtime says about the message once received; zeroes before.
     public var trailer: MessageTrailer { content.trailer }
 
+    /// ``trailer``'s sender, read without copying the whole trailer.
+    package var sender: ProcessIdentity { content.sender }
+
     // MARK: Carried rights
 
     /// Attaches a send right (Mach's copy-send, or move-send if you drop yours).
     public mutating func attach(_ right: SendRight) {
-        content.rights.append(.send(right.token))
+        content.attach(.send(right.token))
     }
 
     /// Moves a send-once right into the message (Mach's move-send-once).
     public mutating func attach(_ right: consuming SendOnceRight) {
-        content.rights.append(.sendOnce(right.token))
+        content.attach(.sendOnce(right.token))
     }
 
     /// Moves a receive right into the message (Mach's move-receive). The
     /// port lives on, queue and all, and belongs to whoever takes it out.
     public mutating func attach(_ right: consuming ReceiveRight) {
-        content.rights.append(.receive(right.token))
+        content.attach(.receive(right.token))
     }
 
     /// The kinds of the carried rights, in the order attached.

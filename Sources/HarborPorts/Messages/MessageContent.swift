@@ -49,6 +49,9 @@ package struct MessageContent: Sendable {
         _modify { yield &boxed().trailer }
     }
 
+    /// The trailer's sender, read in place (the trailer is not copied).
+    package var sender: ProcessIdentity { extra?.trailer.sender ?? .current }
+
     /// The rights carried in the message, in order.
     package var rights: [CarriedRight] {
         @inlinable @inline(__always) get { extra?.rights ?? [] }
@@ -94,8 +97,22 @@ package struct MessageContent: Sendable {
 
     /// Stamps the trailer of a message this process is about to send.
     package mutating func stampSender() {
-        // Without a box the trailer already says so; don't make one for it.
-        if extra != nil { boxed().trailer = MessageTrailer(sender: .current) }
+        // Without a box the trailer already says so; don't make one for it,
+        // nor rewrite a box's that says so already (the box this process made
+        // for a message of its own, such as a reply carrying a right).
+        guard extra != nil, extra?.trailer.isUnstampedOwn != true else { return }
+        boxed().trailer = MessageTrailer(sender: .current)
+    }
+
+    /// Adds `right` after the carried rights. A message with no box yet
+    /// (the usual first right of a message this process builds) gets one
+    /// made with the right already in its array, not an empty array grown.
+    package mutating func attach(_ right: CarriedRight) {
+        if extra == nil {
+            extra = Extra(trailer: MessageTrailer(sender: .current), rights: [right], reply: nil, regions: [], files: [])
+        } else {
+            boxed().rights.append(right)
+        }
     }
 
     /// The box, made if absent, copied first if another `MessageContent`

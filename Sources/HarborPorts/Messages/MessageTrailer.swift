@@ -53,6 +53,14 @@ public struct MessageTrailer: Hashable, Sendable {
     /// Whether the message was relayed (``relayedBy`` is set).
     public var isRelayed: Bool { relayedBy != nil }
 
+    /// Whether it is field for field what `init(sender: .current)` makes,
+    /// the trailer of a message this process sends: nothing stamped on
+    /// receipt, no relay, no claim, no cgroup.
+    package var isUnstampedOwn: Bool {
+        sequenceNumber == 0 && port == nil && !isNotification && relayedBy == nil && claimedOriginalSender == nil
+            && senderCgroup == nil && sender == .current
+    }
+
     package init(sender: ProcessIdentity, isNotification: Bool = false) {
         self.sequenceNumber = 0
         self.sender = sender

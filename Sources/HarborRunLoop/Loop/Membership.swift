@@ -27,6 +27,14 @@ struct Membership: Sendable {
 
     var isScheduled: Bool { !modes.isEmpty || isCommon }
 
+    /// Whether the item is in `mode`. An item in one mode (most are) has
+    /// its mode's name compared, not hashed: this runs once per ready
+    /// source a pass, and hashing the name is most of its cost.
+    func isIn(_ mode: LoopMode) -> Bool {
+        if modes.count == 1, let only = modes.first { return only == mode }
+        return modes.contains(mode)
+    }
+
     /// No loop: an item that is in none.
     init() {}
 

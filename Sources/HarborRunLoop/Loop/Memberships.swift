@@ -40,8 +40,8 @@ struct Memberships: Sendable {
     /// Whether the item is in `mode` of `loop`.
     func contains(_ mode: LoopMode, in loop: Loop) -> Bool {
         let id = ObjectIdentifier(loop)
-        if first?.loopID == id { return first!.modes.contains(mode) }
-        return others.contains { $0.loopID == id && $0.modes.contains(mode) }
+        if first?.loopID == id { return first!.isIn(mode) }
+        return others.contains { $0.loopID == id && $0.isIn(mode) }
     }
 
     /// The item's membership in `loop` (empty if it is not there).

@@ -86,16 +86,7 @@ package enum SeqPacketSocket {
                 message.msg_iov = vectorBuffer.baseAddress
                 message.msg_iovlen = vectorBuffer.count
                 if controlLength > 0 {
-                    message.msg_control = control.baseAddress
-                    message.msg_controllen = controlLength
-                    let header = charbor_CMSG_FIRSTHDR(&message)!
-                    header.pointee.cmsg_level = SOL_SOCKET
-                    header.pointee.cmsg_type = Int32(charbor_SCM_RIGHTS)
-                    header.pointee.cmsg_len = charbor_CMSG_LEN(descriptors.count * 4)
-                    let data = UnsafeMutableRawPointer(charbor_CMSG_DATA(header)!)
-                    for (index, descriptor) in descriptors.enumerated() {
-                        data.storeBytes(of: descriptor, toByteOffset: index * 4, as: CInt.self)
-                    }
+                    attachRights(descriptors.count, to: &message, control: control) { descriptors[$0] }
                 }
                 let sent = try systemCallOrWouldBlock("sendmsg") {
                     sendmsg(fd, &message, Int32(charbor_MSG_NOSIGNAL | charbor_MSG_DONTWAIT))
@@ -125,16 +116,7 @@ package enum SeqPacketSocket {
                 message.msg_iov = UnsafeMutableRawPointer(tuplePointer).assumingMemoryBound(to: iovec.self)
                 message.msg_iovlen = 3
                 if controlLength > 0 {
-                    message.msg_control = control.baseAddress
-                    message.msg_controllen = controlLength
-                    let header = charbor_CMSG_FIRSTHDR(&message)!
-                    header.pointee.cmsg_level = SOL_SOCKET
-                    header.pointee.cmsg_type = Int32(charbor_SCM_RIGHTS)
-                    header.pointee.cmsg_len = charbor_CMSG_LEN(descriptors.count * 4)
-                    let data = UnsafeMutableRawPointer(charbor_CMSG_DATA(header)!)
-                    for (index, descriptor) in descriptors.enumerated() {
-                        data.storeBytes(of: descriptor.rawValue, toByteOffset: index * 4, as: CInt.self)
-                    }
+                    attachRights(descriptors.count, to: &message, control: control) { descriptors[$0].rawValue }
                 }
                 let sent = try systemCallOrWouldBlock("sendmsg") {
                     sendmsg(fd, &message, Int32(charbor_MSG_NOSIGNAL | charbor_MSG_DONTWAIT))
@@ -144,11 +126,14 @@ package enum SeqPacketSocket {
         }
     }
 
-    /// Sends one packet of `header` then `body`, no descriptors: the plain
-    /// message's path, with no arrays. Same results as `send(_:parts:descriptors:)`.
+    /// Sends one packet of `header` then `body`, with `descriptors` (none by
+    /// default) in SCM_RIGHTS: the path of a plain message, and of one that
+    /// carries a single send right, with no arrays. Same results as
+    /// `send(_:parts:descriptors:)`.
     @inline(never)
     package static func send(
-        _ fd: CInt, _ header: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer
+        _ fd: CInt, _ header: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer,
+        descriptors: UnsafeBufferPointer<CInt> = UnsafeBufferPointer(start: nil, count: 0)
     ) throws(SystemError) -> Bool {
         var vectors = (iovec(iov_base: UnsafeMutableRawPointer(mutating: header.baseAddress), iov_len: header.count),
                        iovec(iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress), iov_len: body.count))
@@ -156,10 +141,40 @@ package enum SeqPacketSocket {
             var message = msghdr()
             message.msg_iov = UnsafeMutableRawPointer(tuplePointer).assumingMemoryBound(to: iovec.self)
             message.msg_iovlen = body.isEmpty ? 1 : 2
-            let sent = try systemCallOrWouldBlock("sendmsg") {
-                sendmsg(fd, &message, Int32(charbor_MSG_NOSIGNAL | charbor_MSG_DONTWAIT))
+            if descriptors.isEmpty {
+                let sent = try systemCallOrWouldBlock("sendmsg") {
+                    sendmsg(fd, &message, Int32(charbor_MSG_NOSIGNAL | charbor_MSG_DONTWAIT))
+                }
+                return sent != nil
             }
-            return sent != nil
+            let controlLength = charbor_CMSG_SPACE(descriptors.count * 4)
+            return try withUnsafeTemporaryAllocation(byteCount: controlLength, alignment: 8) {
+                control throws(SystemError) -> Bool in
+                control.initializeMemory(as: UInt8.self, repeating: 0)
+                attachRights(descriptors.count, to: &message, control: control) { descriptors[$0] }
+                let sent = try systemCallOrWouldBlock("sendmsg") {
+                    sendmsg(fd, &message, Int32(charbor_MSG_NOSIGNAL | charbor_MSG_DONTWAIT))
+                }
+                return sent != nil
+            }
+        }
+    }
+
+    /// Points `message` at `control`, which it fills with one SCM_RIGHTS
+    /// message of `count` descriptors (`descriptor(index)` each). `control`
+    /// holds `charbor_CMSG_SPACE(count * 4)` zeroed bytes.
+    private static func attachRights(
+        _ count: Int, to message: inout msghdr, control: UnsafeMutableRawBufferPointer, _ descriptor: (Int) -> CInt
+    ) {
+        message.msg_control = control.baseAddress
+        message.msg_controllen = charbor_CMSG_SPACE(count * 4)
+        let header = charbor_CMSG_FIRSTHDR(&message)!
+        header.pointee.cmsg_level = SOL_SOCKET
+        header.pointee.cmsg_type = Int32(charbor_SCM_RIGHTS)
+        header.pointee.cmsg_len = charbor_CMSG_LEN(count * 4)
+        let data = UnsafeMutableRawPointer(charbor_CMSG_DATA(header)!)
+        for index in 0..<count {
+            data.storeBytes(of: descriptor(index), toByteOffset: index * 4, as: CInt.self)
         }
     }
 

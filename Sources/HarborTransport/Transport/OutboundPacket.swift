@@ -3,9 +3,10 @@
 // The mirror of InboundPacket.swift. A message leaves as one of three
 // shapes (Docs/WireFormat.md): a plain message (header and body, built on
 // the stack), an encoded message (Wire/WireEncoder.swift: entries, body,
-// nested transfers and descriptors), or that encoded packet in a sealed
-// memory file behind a header of its own; copied regions follow it as
-// fragments. A sender waiting for a slot registers with a wait packet.
+// nested transfers and descriptors; one that carries a single send right
+// and nothing else is written on the stack instead, the same bytes), or
+// that encoded packet in a sealed memory file behind a header of its own;
+// copied regions follow it as fragments. A sender waiting for a slot registers with a wait packet.
 // Every header comes from `WireHeader`; `RemoteRoute` only sends.
 import HarborSystem
 import HarborPorts
@@ -30,6 +31,48 @@ package enum OutboundPacket {
     static func plainHeader(_ content: MessageContent) -> WireHeader.Encoded {
         WireHeader(kind: .message, flags: content.countsAgainstLimit ? .countsAgainstLimit : [],
                    id: content.id, bodyLength: content.body.count).encoded
+    }
+
+    // MARK: One send right
+
+    /// The send right of a message that carries it and nothing else (no
+    /// other right, no reply right, no region, no file) and fits one packet
+    /// with its entry: nil for any other message. A look-up's answer is
+    /// such a message; it too skips the encoder (``soleSendRightHead(_:identity:)``).
+    static func soleSendRight(_ content: MessageContent) -> SendRightToken? {
+        guard content.body.count <= WireFormat.maximumInlinePacket - soleRightHeadSize,
+              content.regions.isEmpty, content.files.isEmpty, content.reply == nil || content.reply?.kind == .taken
+        else { return nil }
+        let rights = content.rights
+        guard rights.count == 1, case .send(let token) = rights[0] else { return nil }
+        return token
+    }
+
+    /// The header and the one entry of a ``soleSendRight(_:)`` message, on
+    /// the stack: the bytes `WireEncoder` writes for it, the right's two
+    /// descriptors (connection, slot counter) being the packet's 0 and 1.
+    /// Its body follows them, from the message's own storage.
+    static func soleSendRightHead(_ content: MessageContent, identity: PortIdentity) -> SoleRightHead {
+        var head = SoleRightHead()
+        withUnsafeMutableBytes(of: &head.words) { raw in
+            WireHeader(kind: .message, flags: content.countsAgainstLimit ? .countsAgainstLimit : [], id: content.id,
+                       bodyLength: content.body.count, entryCount: 1, descriptorCount: 2).encode(into: raw)
+            WireEncoder.writeEntry(into: raw, at: WireFormat.headerSize, kind: .send, descriptorCount: 2,
+                                   firstDescriptor: 0, identity: identity)
+        }
+        return head
+    }
+
+    private static let soleRightHeadSize = WireFormat.headerSize + WireFormat.entrySize
+
+    /// A header and one entry (56 bytes), zeroed until written.
+    struct SoleRightHead {
+        fileprivate var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0)
+
+        func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+            var copy = words
+            return Swift.withUnsafeBytes(of: &copy) { body($0) }
+        }
     }
 
     // MARK: Encoded messages

@@ -48,20 +48,25 @@ extension PortCore {
     }
 
     private func exportSend() throws(PortError) -> ExportedRight {
-        if let route = remoteRoute, let slots = route.slots {
-            return ExportedRight(kind: .send, identity: identity, descriptors: [route.socket, slots.descriptor])
-        }
+        let (socket, slots) = try sendRightDescriptors()
+        return ExportedRight(kind: .send, identity: identity, descriptors: [socket, slots])
+    }
+
+    /// The two descriptors a send right to this port travels as: a
+    /// connection to it, then its slot counter. A proxy's own; for a port
+    /// received here, the connection it shares with every send right it
+    /// exports (made on the first).
+    func sendRightDescriptors() throws(PortError) -> (socket: SharedDescriptor, slots: SharedDescriptor) {
+        if let route = remoteRoute, let slots = route.slots { return (route.socket, slots.descriptor) }
         let transport = try ensureTransport()
-        if let shared = sharedExport {
-            return ExportedRight(kind: .send, identity: identity, descriptors: [shared, transport.slots.descriptor])
-        }
+        if let shared = sharedExport { return (shared, transport.slots.descriptor) }
         do {
             let socket = try transport.makeConnection(.send)
             sendRightMade()
             // Kept open here, so the connection counts as one send right for as
             // long as the port shares it.
             offerSharedExport(socket)
-            return ExportedRight(kind: .send, identity: identity, descriptors: [socket, transport.slots.descriptor])
+            return (socket, transport.slots.descriptor)
         } catch {
             throw PortError(error, "exporting a send right to \(name)")
         }

@@ -73,13 +73,16 @@ package final class RemoteRoute: Sendable {
         if counted, let counter, !counter.tryAcquire(), let slots {
             try waitForSlot(slots, deadline: deadline, content: content, port: port)
         }
-        // Only a send-once or receive right's export may need undoing (a
-        // send right's changes nothing a failed send must give back).
-        let journal = Self.exportsUndoably(content) ? ExportJournal() : nil
+        var journal: ExportJournal?
         do {
             if OutboundPacket.isPlain(content) {
                 try transmitPlain(content, deadline: deadline)
+            } else if let right = OutboundPacket.soleSendRight(content) {
+                try transmitSoleSendRight(content, right, deadline: deadline)
             } else {
+                // Only a send-once or receive right's export may need undoing (a
+                // send right's changes nothing a failed send must give back).
+                journal = Self.exportsUndoably(content) ? ExportJournal() : nil
                 try transmit(content, deadline: deadline, journal: journal)
             }
         } catch {
@@ -119,13 +122,40 @@ package final class RemoteRoute: Sendable {
         try result.get()
     }
 
-    /// One `sendmsg` of header and body, with `sendPacket`'s waiting and errors.
+    /// Sends a message carrying one send right and nothing else (a look-up's
+    /// answer) as one packet: its header and entry on the stack, its body
+    /// from the message's own storage, the right's two descriptors passed
+    /// as they are. The bytes the encoder would produce, with none of its
+    /// arrays (``OutboundPacket/soleSendRight(_:)``).
+    private func transmitSoleSendRight(
+        _ content: MessageContent, _ right: SendRightToken, deadline: WaitDeadline
+    ) throws(PortError) {
+        let (connection, slots) = try right.port.sendRightDescriptors()
+        let head = OutboundPacket.soleSendRightHead(content, identity: right.port.identity)
+        var descriptors = (connection.rawValue, slots.rawValue)
+        let result = withUnsafeBytes(of: &descriptors) { rawDescriptors in
+            head.withUnsafeBytes { headBytes in
+                content.body.withUnsafeBytes { bodyBytes in
+                    Result { () throws(PortError) in
+                        try sendPlainPacket(headBytes, bodyBytes, descriptors: rawDescriptors.assumingMemoryBound(to: CInt.self),
+                                            deadline: deadline)
+                    }
+                }
+            }
+        }
+        withExtendedLifetime((connection, slots)) {}
+        try result.get()
+    }
+
+    /// One `sendmsg` of header and body (and `descriptors`), with
+    /// `sendPacket`'s waiting and errors.
     private func sendPlainPacket(
-        _ header: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer, deadline: WaitDeadline
+        _ header: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer,
+        descriptors: UnsafeBufferPointer<CInt> = UnsafeBufferPointer(start: nil, count: 0), deadline: WaitDeadline
     ) throws(PortError) {
         while true {
             do {
-                if try SeqPacketSocket.send(socket.rawValue, header, body) { return }
+                if try SeqPacketSocket.send(socket.rawValue, header, body, descriptors: descriptors) { return }
             } catch {
                 throw Self.sendError(error)
             }

@@ -118,14 +118,9 @@ package struct WireEncoder {
             }
             let entry = offset
             head.withUnsafeMutableBytes { raw in
-                raw.storeBytes(of: right.kind.rawValue, toByteOffset: entry, as: UInt8.self)
-                raw.storeBytes(of: UInt8(right.descriptors.count), toByteOffset: entry + 1, as: UInt8.self)
-                // Bytes 2-3 stay zero.
-                raw.storeBytes(of: UInt32(first).littleEndian, toByteOffset: entry + 4, as: UInt32.self)
-                raw.storeBytes(of: right.identity.origin.littleEndian, toByteOffset: entry + 8, as: UInt64.self)
-                raw.storeBytes(of: right.identity.number.littleEndian, toByteOffset: entry + 16, as: UInt64.self)
-                raw.storeBytes(of: UInt32(nestedOffset).littleEndian, toByteOffset: entry + 24, as: UInt32.self)
-                raw.storeBytes(of: UInt32(nestedSize).littleEndian, toByteOffset: entry + 28, as: UInt32.self)
+                Self.writeEntry(into: raw, at: entry, kind: right.kind, descriptorCount: right.descriptors.count,
+                                firstDescriptor: first, identity: right.identity,
+                                nested: (offset: nestedOffset, size: nestedSize))
             }
             offset += WireFormat.entrySize
         }
@@ -135,6 +130,23 @@ package struct WireEncoder {
                                 entryCount: exported.count, nestedLength: nested.count, totalLength: total)
         head.withUnsafeMutableBytes { header.encode(into: $0) }
         return (head, nested.bytes)
+    }
+
+    /// Writes one entry (Docs/WireFormat.md, "Entries") at byte `entry` of
+    /// `raw`, whose bytes 2-3 are left as they are (zero): the right's kind,
+    /// how many descriptors it has and the index of its first, its
+    /// identity, and where its nested section lies.
+    static func writeEntry(
+        into raw: UnsafeMutableRawBufferPointer, at entry: Int, kind: WireFormat.RightKind, descriptorCount: Int,
+        firstDescriptor: Int, identity: PortIdentity, nested: (offset: Int, size: Int) = (0, 0)
+    ) {
+        raw.storeBytes(of: kind.rawValue, toByteOffset: entry, as: UInt8.self)
+        raw.storeBytes(of: UInt8(descriptorCount), toByteOffset: entry + 1, as: UInt8.self)
+        raw.storeBytes(of: UInt32(firstDescriptor).littleEndian, toByteOffset: entry + 4, as: UInt32.self)
+        raw.storeBytes(of: identity.origin.littleEndian, toByteOffset: entry + 8, as: UInt64.self)
+        raw.storeBytes(of: identity.number.littleEndian, toByteOffset: entry + 16, as: UInt64.self)
+        raw.storeBytes(of: UInt32(nested.offset).littleEndian, toByteOffset: entry + 24, as: UInt32.self)
+        raw.storeBytes(of: UInt32(nested.size).littleEndian, toByteOffset: entry + 28, as: UInt32.self)
     }
 
     /// Zeros from a static page, appended after reserving exact room: the
