@@ -48,20 +48,15 @@ package enum BootstrapRequest {
     package static func viaRegisteredReply(_ id: Int32) -> Int32 { id | registeredReplyBit }
 
     /// The 8 bytes of a registration's handle, as a body carries them.
-    package static func handleBytes(_ handle: UInt64) -> [UInt8] {
-        (0..<8).map { UInt8(truncatingIfNeeded: handle >> (8 * UInt64($0))) }
-    }
+    package static func handleBytes(_ handle: UInt64) -> [UInt8] { body([], endingWith: handle) }
 
-    /// `body` followed by the 8 bytes of `handle`: a request naming a
-    /// registered reply right, made in one allocation.
+    /// `body` followed by the 8 bytes of `handle`, little-endian: a request
+    /// naming a registered reply right, made in one allocation.
     package static func body(_ body: [UInt8], endingWith handle: UInt64) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: body.count + 8) { buffer, count in
-            var index = buffer.initialize(fromContentsOf: body)
-            for shift in stride(from: UInt64(0), to: 64, by: 8) {
-                buffer[index] = UInt8(truncatingIfNeeded: handle >> shift)
-                index += 1
-            }
-            count = index
+            let end = buffer.initialize(fromContentsOf: body)
+            withUnsafeBytes(of: handle.littleEndian) { _ = buffer[end...].initialize(fromContentsOf: $0) }
+            count = end + 8
         }
     }
 

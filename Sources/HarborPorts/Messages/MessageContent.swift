@@ -109,7 +109,7 @@ package struct MessageContent: Sendable {
     /// made with the right already in its array, not an empty array grown.
     package mutating func attach(_ right: CarriedRight) {
         if extra == nil {
-            extra = Extra(trailer: MessageTrailer(sender: .current), rights: [right], reply: nil, regions: [], files: [])
+            extra = Self.ownBox(rights: [right])
         } else {
             boxed().rights.append(right)
         }
@@ -121,10 +121,14 @@ package struct MessageContent: Sendable {
         // Uniqueness first: binding the box to a name would hold a second
         // reference, and every write would copy it.
         if !isKnownUniquelyReferenced(&extra) {
-            extra = extra?.copy()
-                ?? Extra(trailer: MessageTrailer(sender: .current), rights: [], reply: nil, regions: [], files: [])
+            extra = extra?.copy() ?? Self.ownBox()
         }
         return extra.unsafelyUnwrapped
+    }
+
+    /// A new box for a message this process sends: its own trailer, `rights`.
+    private static func ownBox(rights: [CarriedRight] = []) -> Extra {
+        Extra(trailer: MessageTrailer(sender: .current), rights: rights, reply: nil, regions: [], files: [])
     }
 }
 

@@ -37,17 +37,20 @@ package enum ProcessCgroup {
     /// C: `read(2)` of `/proc/PID/cgroup`, `poll(2)` on the pidfd.
     /// - Throws: as ``path(of:)``.
     package static func path(of pid: pid_t, through pidfd: CInt) throws(SystemError) -> String {
-        let ended = SystemError(Errno.noSuchProcess, call: "pidfd of \(pid) (it ended before or while its cgroup was read)")
-        guard pid > 0 else { throw ended }
+        // Made only on refusal: this runs for every message such a port reads.
+        func ended() -> SystemError {
+            SystemError(Errno.noSuchProcess, call: "pidfd of \(pid) (it ended before or while its cgroup was read)")
+        }
+        guard pid > 0 else { throw ended() }
         // One poll, after the read: a process that ended before it (its
         // file gone, or its pid another's) or during it is refused either way.
         let bytes: [UInt8]
         do {
             bytes = try FileSystem.contents(of: "/proc/\(pid)/cgroup", readingAtMost: 65_536)
         } catch {
-            throw isRunning(pidfd) ? error : ended
+            throw isRunning(pidfd) ? error : ended()
         }
-        guard isRunning(pidfd) else { throw ended }
+        guard isRunning(pidfd) else { throw ended() }
         let unified = String(decoding: bytes, as: UTF8.self).split(separator: "\n").filter { $0.hasPrefix("0::") }
         guard let line = unified.first else {
             throw SystemError(Errno.noData, call: "/proc/\(pid)/cgroup (no cgroup v2 line)")
