@@ -37,7 +37,9 @@ public enum PeerCommand {
     public static let receiveKept: Int32 = 12
     /// Rights [receive]: reply "text@senderPid@claimedOriginalSenderPid" (or "-") per queued message.
     public static let drainTrailers: Int32 = 13
-    /// Keep a new port until exit, reply with a send-once right to it.
+    /// Keep a new port until exit, reply with a send-once right to it; body
+    /// "cgroups": the port reads its senders' cgroups (SO_PASSPIDFD on its
+    /// connections, X22).
     public static let keepNew: Int32 = 14
     /// Send home the body's number of messages, ids 0..<n, body "i", then reply "sent".
     public static let burst: Int32 = 15
@@ -59,6 +61,8 @@ public enum PeerCommand {
     /// Rights [x]: send x the message ``sendToBody(id:body:)`` describes
     /// (no reply right), reply "sent" (or the error).
     public static let sendTo: Int32 = 20
+    /// Reply with the kept receive right (moved home), "gave"; "none" without one.
+    public static let giveKept: Int32 = 21
 
     /// A ``sendTo`` body: `id` little-endian, then `body`.
     public static func sendToBody(id: Int32, body: [UInt8]) -> [UInt8] {

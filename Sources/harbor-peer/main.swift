@@ -77,9 +77,14 @@ func serve() throws {
                 try message.reply(Message(id: PeerCommand.keep, text: "kept"))
             case PeerCommand.keepNew:
                 let fresh = ReceiveRight()
+                if message.text == "cgroups" { fresh.readSenderCgroups() }
                 var reply = Message(id: PeerCommand.keepNew, text: "new")
                 reply.attach(fresh.makeSendOnceRight())
                 kept = consume fresh
+                try message.reply(reply)
+            case PeerCommand.giveKept:
+                var reply = Message(id: PeerCommand.giveKept, text: kept == nil ? "none" : "gave")
+                if let right = kept.take() { reply.attach(right) }
                 try message.reply(reply)
             case PeerCommand.receiveKept:
                 let milliseconds = Int(message.text) ?? 1000

@@ -5,6 +5,7 @@ import Glibc
 import HarborTestSupport
 import Testing
 @testable import HarborPorts
+import HarborPeerCommands
 import HarborSystem
 @testable import HarborTransport
 
@@ -113,6 +114,41 @@ struct SenderCgroupTests {
             let drained = nothingWaits(on: port)
             #expect(drained, "a refused packet was delivered")
             #expect(openPidfdCount() == pidfdsBefore)
+        }
+    }
+}
+
+extension SenderCgroupTests {
+    /// X22: a receive right moved here from a process whose port read its
+    /// senders' cgroups arrives with SO_PASSPIDFD on its connections; the
+    /// import turns it off, so a port here that did not ask is not handed
+    /// a pidfd with every packet (and one that asks turns it on again).
+    @Test(.enabled(if: kernelPassesPidfds, "SO_PASSPIDFD needs Linux 6.5"))
+    func X22_aReceiveRightMovedInStopsAttachingPidfdsUnlessThePortHereAsks() throws {
+        try expectNoDescriptorLeak {
+            let home = ReceiveRight()
+            let peer = try Peer(home: home)
+            // The peer's port reads cgroups; the send-once right made for us
+            // is a connection of that port with the option on.
+            var made = try peer.request(Message(id: PeerCommand.keepNew, text: "cgroups"))
+            let answer = try made.takeSendOnceRight(at: 0)
+            var gave = try peer.request(Message(id: PeerCommand.giveKept))
+            #expect(gave.text == "gave")
+            let moved = try gave.takeReceiveRight(at: 0)
+            let transport = try #require(moved.core.portTransport)
+            let sockets = transport.table.withLockedValue { $0.connections.values.map(\.socket) }
+            #expect(!sockets.isEmpty, "the send-once right's connection came with the port")
+            for socket in sockets {
+                #expect(!SeqPacketSocket.passesSenderPidfds(socket.rawValue), "the import left SO_PASSPIDFD on")
+            }
+            // Asking here turns it on again, for the moved connection too.
+            moved.readSenderCgroups()
+            for socket in sockets { #expect(SeqPacketSocket.passesSenderPidfds(socket.rawValue)) }
+            try answer.send(Message(id: 7, text: "through the moved connection"))
+            let message = try moved.receive(timeout: .seconds(5))
+            #expect(message.text == "through the moved connection")
+            #expect(message.trailer.senderCgroup == .success(try ProcessCgroup.path(of: getpid())))
+            peer.stop()
         }
     }
 }

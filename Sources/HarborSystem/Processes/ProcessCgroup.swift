@@ -35,13 +35,18 @@ package enum ProcessCgroup {
     /// is refused, so a pid reused meanwhile is never read as its.
     /// `pidfd` stays open (the caller's).
     /// C: `read(2)` of `/proc/PID/cgroup`, `poll(2)` on the pidfd.
-    /// - Throws: as ``path(of:)``.
+    /// - Throws: as ``path(of:)``; `ESRCH` also for pid 0 (a sender outside
+    ///   this pid namespace, which has no path here).
     package static func path(of pid: pid_t, through pidfd: CInt) throws(SystemError) -> String {
         // Made only on refusal: this runs for every message such a port reads.
         func ended() -> SystemError {
             SystemError(Errno.noSuchProcess, call: "pidfd of \(pid) (it ended before or while its cgroup was read)")
         }
-        guard pid > 0 else { throw ended() }
+        // Pid 0: the kernel could not name the sender in this pid
+        // namespace (it runs in one this process cannot see into).
+        guard pid > 0 else {
+            throw SystemError(Errno.noSuchProcess, call: "pidfd of pid \(pid) (a process outside this pid namespace)")
+        }
         // One poll, after the read: a process that ended before it (its
         // file gone, or its pid another's) or during it is refused either way.
         let bytes: [UInt8]

@@ -26,6 +26,28 @@ extension SeqPacketSocket {
         }
     }
 
+    /// Has the kernel stop attaching senders' pidfds to packets received on
+    /// `fd` (a receiving end moved in from a process that asked for them).
+    /// A kernel without the option has nothing to stop.
+    /// C: `setsockopt(SO_PASSPIDFD, 0)`.
+    /// - Throws: any `setsockopt` error but `ENOPROTOOPT`.
+    package static func stopSenderPidfds(_ fd: CInt) throws(SystemError) {
+        do {
+            try setOption(fd, charbor_SO_PASSPIDFD, 0)
+        } catch where error.code == ENOPROTOOPT {
+            return
+        }
+    }
+
+    /// Whether the kernel attaches senders' pidfds to packets received on
+    /// `fd` (false on a kernel without the option).
+    /// C: `getsockopt(SO_PASSPIDFD)`.
+    package static func passesSenderPidfds(_ fd: CInt) -> Bool {
+        var value: CInt = 0
+        var length = socklen_t(MemoryLayout<CInt>.size)
+        return getsockopt(fd, SOL_SOCKET, charbor_SO_PASSPIDFD, &value, &length) == 0 && value != 0
+    }
+
     /// Sets the send buffer of `fd` to `bytes` (the kernel caps it at
     /// `net.core.wmem_max`). C: `setsockopt(SO_SNDBUF)`.
     package static func setSendBuffer(_ fd: CInt, bytes: CInt) throws(SystemError) {

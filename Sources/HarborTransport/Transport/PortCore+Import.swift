@@ -91,6 +91,11 @@ extension PortCore {
         let oldRoute = port.moveIn(to: transport, limit: limit, sequenceNumber: sequenceNumber, made: made)
         _ = oldRoute  // released here: one sender fewer on its connection
         for (kind, socket) in connections {
+            // A process that read its senders' cgroups left the option on
+            // (or a hostile one set it): stopped before the connection is
+            // adopted, so this port's packets carry no pidfd unless it asks
+            // too (`adopt` then turns it on again, after this).
+            _ = try? SeqPacketSocket.stopSenderPidfds(socket.rawValue)
             do { try transport.adopt(socket, kind: kind) } catch { continue }
             switch kind {
             case .send: port.sendRightMade()
