@@ -36,20 +36,19 @@ import HarborSystem
 public final class XPCSession: Sendable {
     /// The name the session looks up.
     public let service: String
-    private let bootstrap: BootstrapClient
-    private let requirement: XPCPeerRequirement?
+    let bootstrap: BootstrapClient
+    let requirement: XPCPeerRequirement?
     /// How long a connect waits for the listener's answer; nil: no deadline.
-    private let connectTimeout: Duration?
-    private let cancellationHandler: (@Sendable (XPCRichError) -> Void)?
-    /// Where the reply and cancellation handlers run.
+    let connectTimeout: Duration?
+    let cancellationHandler: (@Sendable (XPCRichError) -> Void)?
     /// Where the handlers run: replies, cancellation, subscriptions' events.
     let runner: HandlerRunner
-    private let state = HarborLock(SessionState())
-    private let monitor: SessionMonitor
+    let state = HarborLock(SessionState())
+    let monitor: SessionMonitor
     /// The session's reply port: numbered calls' replies come here.
-    private let replyPort = ReceiveRight()
+    let replyPort = ReceiveRight()
     /// A right to ``replyPort`` that wakes the call receiving on it.
-    private let replyWake: SendRight
+    let replyWake: SendRight
 
     struct SessionState: Sendable {
         var right: SendRight?
@@ -76,7 +75,7 @@ public final class XPCSession: Sendable {
     }
 
     /// What a waiting caller does next.
-    private enum Step: Sendable {
+    enum Step: Sendable {
         case done(Result<MessageContent, XPCRichError>)
         case receive
         case park(Parker)
@@ -260,7 +259,7 @@ public final class XPCSession: Sendable {
         end(XPCRichError(.connectionInvalid, "cancelled: \(reason)"), notify: true)
     }
 
-    private func end(_ error: XPCRichError, notify: Bool) {
+    func end(_ error: XPCRichError, notify: Bool) {
         let ended = state.withLock { state -> (SendRight?, [SendRight], [Parker], Bool)? in
             guard state.cancelled == nil else { return nil }
             state.cancelled = error
@@ -276,289 +275,7 @@ public final class XPCSession: Sendable {
         if notify, let cancellationHandler { runner.post { cancellationHandler(error) } }
     }
 
-    // MARK: The connection
-
-    /// The session's right, opening the session (again) if it has none.
-    private func currentRight() throws(XPCRichError) -> (SendRight, UInt64) {
-        let current = state.withLock { state -> Result<(SendRight, UInt64)?, XPCRichError> in
-            if let cancelled = state.cancelled { return .failure(cancelled) }
-            return .success(state.right.map { ($0, state.generation) })
-        }
-        if let current = try current.get() { return current }
-        let (right, servicePID) = try connect()
-        right.requestDeadNameNotification(to: monitor.port.makeSendOnceRight())
-        let installed = state.withLock { state -> Result<(SendRight, UInt64), XPCRichError> in
-            if let cancelled = state.cancelled { return .failure(cancelled) }
-            if let existing = state.right { return .success((existing, state.generation)) }  // another thread won
-            state.generation &+= 1
-            state.right = right
-            state.servicePID = servicePID
-            return .success((right, state.generation))
-        }
-        let result = try installed.get()
-        if result.0 != right { try? right.send(Message(id: XPCWire.cancel), timeout: .zero) }
-        return result
-    }
-
-    /// Looks the name up and asks its listener for a session, handing it a
-    /// send right to the session's reply port; the session's right and the
-    /// process that accepted it.
-    private func connect() throws(XPCRichError) -> (SendRight, Int32) {
-        let service: SendRight
-        do {
-            service = try bootstrap.lookUp(self.service)
-        } catch {
-            throw XPCRichError(.serviceNotFound, "look-up of \(self.service): \(error)")
-        }
-        var reply: Message
-        var request = Message(id: XPCWire.connect)
-        request.attach(replyPort.makeSendRight())
-        let answers = answerPort()
-        request.setReplyRight(answers.makeSendOnceRight())
-        do {
-            reply = try service.sendAndReceive(request, replyPort: answers, timeout: connectTimeout)
-        } catch where error.code == .timedOut {
-            // The request's reply right dies with its port: a listener that
-            // answers later finds no client and lets the session go.
-            throw XPCRichError(.connectTimedOut, "\(self.service) did not answer the session request within "
-                               + "\(connectTimeout.map { "\($0)" } ?? "its timeout")")
-        } catch {
-            throw XPCRichError(.connectionInterrupted, "\(self.service) is gone: \(error.code)")
-        }
-        try check(reply)
-        switch reply.id {
-        case XPCWire.accepted:
-            guard reply.carriedRights.count == 1, let right = try? reply.takeSendRight(at: 0) else {
-                throw XPCRichError(.protocolViolation, "the acceptance carries no session right")
-            }
-            return (right, reply.trailer.sender.pid)
-        case XPCWire.rejected:
-            throw XPCRichError(.sessionRejected, XPCWire.reason(reply.text))
-        default:
-            throw XPCRichError(.protocolViolation, "unexpected answer \(reply.id) to a session request")
-        }
-    }
-
-    /// A port for one answer: it reads each sender's cgroup as the answer
-    /// arrives when the requirement names a cgroup or unit (X22).
-    private func answerPort() -> ReceiveRight {
-        let port = ReceiveRight()
-        if requirement?.needsCgroup == true { port.readSenderCgroups() }
-        return port
-    }
-
-    /// Refuses a notification, a failure, or an answer whose sender fails
-    /// the requirement: its cgroup as read when the answer arrived, through
-    /// the pidfd the kernel took when it was sent, never by its pid later.
-    private func check(_ reply: borrowing Message) throws(XPCRichError) {
-        if reply.notification != nil {
-            throw XPCRichError(.connectionInterrupted, "\(service) died (or dropped the request) before answering")
-        }
-        if reply.id == XPCWire.failure {
-            throw Self.failure(reply.text)
-        }
-        do throws(XPCRichError) {
-            try requirement?.check(reply.trailer)
-        } catch {
-            let refusal = XPCRichError(error.code, "the service: \(error.reason)")
-            end(refusal, notify: true)
-            throw refusal
-        }
-    }
-
-    // MARK: Numbered calls
-
-    /// One call: a number, sent at the end of the request's body; its reply
-    /// comes to the session's reply port with the same number.
-    func call(_ request: consuming Message) throws(XPCRichError) -> XPCReceivedMessage {
-        let (right, generation, number) = try register()
-        XPCWire.append(number, to: &request)
-        do {
-            try right.send(request)
-        } catch {
-            _ = state.withLock { $0.calls.removeValue(forKey: number) }
-            interrupted(generation: generation)
-            throw XPCRichError(.connectionInterrupted, "\(service) is gone: \(error.code)")
-        }
-        let reply = Message(content: try awaitReply(number))
-        try check(reply)
-        guard reply.id == XPCWire.reply else {
-            throw XPCRichError(.protocolViolation, "unexpected answer \(reply.id) to a request")
-        }
-        return XPCReceivedMessage(reply)
-    }
-
-    /// The session's right, its connection's generation, and a new call
-    /// number registered as pending on that connection.
-    private func register() throws(XPCRichError) -> (SendRight, UInt64, UInt64) {
-        while true {
-            let registered = state.withLock { state -> Result<(SendRight, UInt64, UInt64)?, XPCRichError> in
-                if let cancelled = state.cancelled { return .failure(cancelled) }
-                guard let right = state.right else { return .success(nil) }
-                state.nextCall &+= 1
-                state.calls[state.nextCall] = PendingCall(generation: state.generation)
-                return .success((right, state.generation, state.nextCall))
-            }
-            if let registered = try registered.get() { return registered }
-            _ = try currentRight()
-        }
-    }
-
-    /// Waits for call `number`'s outcome: receives on the reply port for
-    /// every pending call while no other caller does, else sleeps until the
-    /// receiving caller hands it its reply or the receiving over.
-    private func awaitReply(_ number: UInt64) throws(XPCRichError) -> MessageContent {
-        while true {
-            let step = state.withLock { state -> Step in
-                guard let call = state.calls[number] else {
-                    return .done(.failure(state.cancelled ?? XPCRichError(.connectionInterrupted, "the call was lost")))
-                }
-                if let outcome = call.outcome {
-                    state.calls[number] = nil
-                    return .done(outcome)
-                }
-                if !state.receiving {
-                    state.receiving = true
-                    return .receive
-                }
-                let parker = call.parker ?? Parker()
-                state.calls[number]?.parker = parker
-                return .park(parker)
-            }
-            switch step {
-            case .done(let outcome): return try outcome.get()
-            case .park(let parker): _ = parker.park(until: .never)
-            case .receive: receiveReply(for: number)
-            }
-        }
-    }
-
-    /// Receives one message on the reply port and hands it to its call: a
-    /// numbered reply or failure from the connection's service to a call
-    /// still waiting; anything else (a stale, unknown or duplicate number, a
-    /// wake-up, another sender) is dropped. Gives the receiving up, to a
-    /// parked caller if `me` is done.
-    private func receiveReply(for me: UInt64) {
-        var failed: XPCRichError?
-        var delivery: (number: UInt64, sender: Int32, content: MessageContent)?
-        do throws(PortError) {
-            delivery = Self.numbered(try replyPort.receive())
-        } catch {
-            failed = XPCRichError(.connectionInterrupted, "the reply port failed: \(error.code)")
-        }
-        let (parkers, dropped) = state.withLock { state -> ([Parker], MessageContent?) in
-            state.receiving = false
-            var parkers: [Parker] = []
-            var dropped: MessageContent?
-            if let failed { state.calls[me]?.outcome = .failure(failed) }
-            if let (number, sender, content) = delivery {
-                if sender == state.servicePID, var call = state.calls[number], call.outcome == nil {
-                    call.outcome = .success(content)
-                    state.calls[number] = call
-                    if number != me, let parker = call.parker { parkers.append(parker) }
-                } else {
-                    dropped = content
-                }
-            }
-            if state.calls[me]?.outcome != nil,
-               let next = state.calls.values.first(where: { $0.outcome == nil && $0.parker != nil })?.parker {
-                parkers.append(next)
-            }
-            return (parkers, dropped)
-        }
-        if let dropped { _ = Message(content: dropped) }  // released with its rights
-        for parker in parkers { parker.unpark() }
-    }
-
-    /// A numbered reply or failure's number, sender and content (the number
-    /// taken off its body); nil for anything else.
-    private static func numbered(_ message: consuming Message) -> (number: UInt64, sender: Int32, content: MessageContent)? {
-        guard message.notification == nil, message.id == XPCWire.reply || message.id == XPCWire.failure,
-              let number = XPCWire.takeNumber(from: &message) else { return nil }
-        let sender = message.trailer.sender.pid
-        return (number, sender, message.takeContent())
-    }
-
-    /// Fails every call `which` picks that has no outcome yet; the parkers
-    /// of their callers.
-    private static func fail(_ calls: inout [UInt64: PendingCall], with error: XPCRichError,
-                             which: (PendingCall) -> Bool) -> [Parker] {
-        var parkers: [Parker] = []
-        for (number, call) in calls where call.outcome == nil && which(call) {
-            calls[number]?.outcome = .failure(error)
-            if let parker = call.parker { parkers.append(parker) }
-        }
-        return parkers
-    }
-
-    /// Wakes callers whose calls failed, and the one receiving, if any.
-    private func wakeCallers(_ parkers: [Parker], receiving: Bool) {
-        for parker in parkers { parker.unpark() }
-        if receiving { try? replyWake.send(Message(id: XPCWire.wake), timeout: .zero) }
-    }
-
-    /// A call through a reply port of its own, a send-once right to it in
-    /// the request: a subscription, whose request carries rights the
-    /// publisher takes.
-    func callThroughOwnPort(_ request: consuming Message) throws(XPCRichError) -> XPCReceivedMessage {
-        let (right, generation) = try currentRight()
-        let replyPort = answerPort()
-        let registered = state.withLock { state -> Result<UInt64, XPCRichError> in
-            if let cancelled = state.cancelled { return .failure(cancelled) }
-            state.nextCall &+= 1
-            state.pending[state.nextCall] = replyPort.makeSendRight()
-            return .success(state.nextCall)
-        }
-        let call = try registered.get()
-        defer { _ = state.withLock { $0.pending.removeValue(forKey: call) } }
-        request.setReplyRight(replyPort.makeSendOnceRight())
-        do {
-            try right.send(request)
-        } catch {
-            interrupted(generation: generation)
-            throw XPCRichError(.connectionInterrupted, "\(service) is gone: \(error.code)")
-        }
-        let reply: Message
-        do {
-            reply = try replyPort.receive()
-        } catch {
-            throw XPCRichError(.connectionInterrupted, "the reply port failed: \(error.code)")
-        }
-        if reply.id == XPCWire.wake, reply.notification == nil,
-           reply.trailer.sender.pid == ProcessIdentity.current.pid {
-            let cancelled = state.withLock { $0.cancelled }
-            throw cancelled ?? XPCRichError(.connectionInterrupted, "\(service) died with the call pending")
-        }
-        if reply.notification != nil { interrupted(generation: generation) }
-        try check(reply)
-        guard reply.id == XPCWire.reply else {
-            throw XPCRichError(.protocolViolation, "unexpected answer \(reply.id) to a request")
-        }
-        return XPCReceivedMessage(reply)
-    }
-
-    /// The service died: forget its right (the next call looks the name up
-    /// again) and fail every pending call of that connection.
-    private func interrupted(generation: UInt64) {
-        let interruption = XPCRichError(.connectionInterrupted, "\(service) died with the call pending")
-        let (pending, parkers, receiving) = state.withLock { state -> ([SendRight], [Parker], Bool) in
-            guard state.generation == generation, state.right != nil else { return ([], [], false) }
-            state.right = nil
-            let parkers = Self.fail(&state.calls, with: interruption) { $0.generation == generation }
-            return (Array(state.pending.values), parkers, state.receiving)
-        }
-        for wake in pending { try? wake.send(Message(id: XPCWire.wake), timeout: .zero) }
-        wakeCallers(parkers, receiving: receiving)
-    }
-
-    /// A dead-name notification about `name`, from the monitor's thread.
-    private func interrupted(ifRightIs name: PortName) {
-        let generation = state.withLock { state -> UInt64? in
-            state.right?.name == name ? state.generation : nil
-        }
-        if let generation { interrupted(generation: generation) }
-    }
-
+    /// `value` coded (HarborCoding) as a message with `id`.
     static func encode(_ value: some Encodable, id: Int32) throws(XPCRichError) -> HarborPorts.Message {
         do {
             return try MessageEncoder().encode(value, id: id)
