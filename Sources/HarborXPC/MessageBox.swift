@@ -1,4 +1,4 @@
-// Harbor — MessageBox: a piece of an XPC session (XPCSession.swift).
+// Harbor — MessageBox: a piece of an XPC session (XPCSession+Calls.swift).
 import HarborBootstrap
 import HarborCoding
 import HarborPorts

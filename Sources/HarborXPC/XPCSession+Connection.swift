@@ -98,14 +98,15 @@ extension XPCSession {
     /// again) and fail every pending call of that connection.
     func interrupted(generation: UInt64) {
         let interruption = XPCRichError(.connectionInterrupted, "\(service) died with the call pending")
-        let (pending, parkers, receiving) = state.withLock { state -> ([SendRight], [Parker], Bool) in
-            guard state.generation == generation, state.right != nil else { return ([], [], false) }
+        let (pending, wakes, receiving) = state.withLock { state -> ([SendRight], SessionWakes, Bool) in
+            var wakes = SessionWakes()
+            guard state.generation == generation, state.right != nil else { return ([], wakes, false) }
             state.right = nil
-            let parkers = Self.fail(&state.calls, with: interruption) { $0.generation == generation }
-            return (Array(state.pending.values), parkers, state.receiving)
+            wakes.fail(&state, with: interruption) { $0.generation == generation }
+            return (Array(state.pending.values), wakes, state.receiving)
         }
         for wake in pending { try? wake.send(Message(id: XPCWire.wake), timeout: .zero) }
-        wakeCallers(parkers, receiving: receiving)
+        wakeCallers(wakes, receiving: receiving)
     }
 
     /// A dead-name notification about `name`, from the monitor's thread.

@@ -49,6 +49,11 @@ public final class XPCSession: Sendable {
     let replyPort = ReceiveRight()
     /// A right to ``replyPort`` that wakes the call receiving on it.
     let replyWake: SendRight
+    /// Where calls no thread waits for wait for room in a full queue, in order.
+    let sendQueue: DispatchQueue
+    /// Where the session's reply thread sleeps while no call needs it
+    /// (XPCSession+Calls.swift, `ensureReceiving`).
+    let replyThreadParker = Parker()
 
     struct SessionState: Sendable {
         var right: SendRight?
@@ -62,16 +67,34 @@ public final class XPCSession: Sendable {
         var pending: [UInt64: SendRight] = [:]
         /// Numbered calls not yet collected by their callers.
         var calls: [UInt64: PendingCall] = [:]
-        /// Whether a caller is receiving on the reply port for all of them.
+        /// Whether a caller (or the reply thread) is receiving on the reply
+        /// port for all of them.
         var receiving = false
+        /// How many of `calls` have a completion (no caller waits for them).
+        var waitingCompletions = 0
+        /// Whether the reply thread was started (it lives as long as the session).
+        var replyThreadStarted = false
+        /// Requests on `sendQueue` not yet sent (calls made meanwhile queue behind them).
+        var sendsBehind = 0
     }
 
-    /// A numbered call: its connection, its outcome once known, and the
-    /// parker its caller sleeps on while another caller receives.
+    /// What a call no thread waits for does with its outcome.
+    typealias CallCompletion = @Sendable (Result<MessageContent, XPCRichError>) -> Void
+
+    /// A numbered call: its connection, and either the caller's side (its
+    /// outcome once known, the parker its caller sleeps on while another
+    /// caller receives) or a completion, run with the outcome by whoever
+    /// learns it.
     struct PendingCall: Sendable {
         let generation: UInt64
         var outcome: Result<MessageContent, XPCRichError>?
         var parker: Parker?
+        var completion: CallCompletion?
+
+        init(generation: UInt64, completion: CallCompletion? = nil) {
+            self.generation = generation
+            self.completion = completion
+        }
     }
 
     /// What a waiting caller does next.
@@ -89,8 +112,9 @@ public final class XPCSession: Sendable {
     ///     the cancellation handler and the event handlers of its
     ///     subscriptions (``XPCSubscription/setEventHandler(_:)``) run, one
     ///     at a time; ``XPCHandlerTarget/ownThread`` by default (a reply
-    ///     handler on its call's thread, the cancellation handler on the
-    ///     cancelling one, an event handler on its subscription's thread).
+    ///     handler on the thread that received its reply, the cancellation
+    ///     handler on the cancelling one, an event handler on its
+    ///     subscription's thread).
     ///   - requirement: checked on the service's answers (the session's
     ///     acceptance and every reply), on the kernel's word about their
     ///     sender (a cgroup or unit: read through the pidfd the kernel took
@@ -123,6 +147,7 @@ public final class XPCSession: Sendable {
         service = machService
         self.connectTimeout = connectTimeout
         runner = HandlerRunner(target, label: "XPCSession \(machService)")
+        sendQueue = DispatchQueue(label: "XPCSession \(machService) sends")
         self.requirement = requirement
         self.cancellationHandler = cancellationHandler
         do {
@@ -208,7 +233,13 @@ public final class XPCSession: Sendable {
 
     /// Sends `message` and calls `replyHandler` with its reply decoded as
     /// `Reply`, or the error, on the session's target (XPC's
-    /// `send(_:replyHandler:)`); the call waits on a thread of its own.
+    /// `send(_:replyHandler:)`), queued there in the order the replies come.
+    /// No thread waits for the reply: a `sendSync` caller receiving for
+    /// the session hands it over, or the session's reply thread (one per
+    /// session, started by its first such call) receives it. With
+    /// ``XPCHandlerTarget/ownThread`` the handler runs on the thread that
+    /// received the reply, as a serial queue would run it: a handler must
+    /// not wait for another reply handler of its session.
     public func send<Message: Encodable, Reply: Decodable & Sendable>(
         _ message: Message,
         replyHandler: @escaping @Sendable (Result<Reply, any Error>) -> Void
@@ -221,25 +252,25 @@ public final class XPCSession: Sendable {
         _ message: Message, on runner: HandlerRunner,
         replyHandler: @escaping @Sendable (Result<Reply, any Error>) -> Void
     ) {
-        let encoded: Result<HarborPorts.Message, XPCRichError>
-        do { encoded = .success(try Self.encode(message, id: XPCWire.call)) } catch { encoded = .failure(error) }
-        let box = MessageBox(encoded)
+        let encoded: HarborPorts.Message
         do {
-            try SystemThread.spawn { [self] in
-                let result = Result { () throws(XPCRichError) -> Reply in
-                    try self.call(box.take()).decode(as: Reply.self)
-                }.mapError { $0 as any Error }
-                runner.run { replyHandler(result) }
-            }.detach()
+            encoded = try Self.encode(message, id: XPCWire.call)
         } catch {
-            let failure = XPCRichError(.connectionInvalid, "no thread for the call: \(error)")
-            runner.post { replyHandler(.failure(failure)) }
+            runner.post { replyHandler(.failure(error)) }
+            return
+        }
+        call(encoded) { result in
+            let decoded = Result { () throws(XPCRichError) -> Reply in
+                try result.get().decode(as: Reply.self)
+            }.mapError { $0 as any Error }
+            runner.post { replyHandler(decoded) }
         }
     }
 
     /// Sends `message` and returns its reply decoded as `Reply`: the async
-    /// form of ``send(_:replyHandler:)``. It resumes from the call's own
-    /// thread, whatever the session's target.
+    /// form of ``send(_:replyHandler:)``, resumed by the thread that
+    /// received the reply (or failed the call), whatever the session's
+    /// target. No thread waits while the task is suspended.
     public func send<Message: Encodable, Reply: Decodable & Sendable>(_ message: Message) async throws -> Reply {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Reply, any Error>) in
             send(message, on: HandlerRunner(.ownThread, label: "")) { (result: Result<Reply, any Error>) in
@@ -260,17 +291,19 @@ public final class XPCSession: Sendable {
     }
 
     func end(_ error: XPCRichError, notify: Bool) {
-        let ended = state.withLock { state -> (SendRight?, [SendRight], [Parker], Bool)? in
+        let ended = state.withLock { state -> (SendRight?, [SendRight], SessionWakes, Bool)? in
             guard state.cancelled == nil else { return nil }
             state.cancelled = error
             defer { state.right = nil; state.pending = [:] }
-            let parkers = Self.fail(&state.calls, with: error) { _ in true }
-            return (state.right, Array(state.pending.values), parkers, state.receiving)
+            var wakes = SessionWakes()
+            wakes.fail(&state, with: error) { _ in true }
+            return (state.right, Array(state.pending.values), wakes, state.receiving)
         }
-        guard let (right, pending, parkers, receiving) = ended else { return }
+        guard let (right, pending, wakes, receiving) = ended else { return }
         try? right?.send(Message(id: XPCWire.cancel), timeout: .zero)
         for wake in pending { try? wake.send(Message(id: XPCWire.wake), timeout: .zero) }
-        wakeCallers(parkers, receiving: receiving)
+        wakeCallers(wakes, receiving: receiving)
+        replyThreadParker.unpark()  // to see the session ended
         monitor.stop()
         if notify, let cancellationHandler { runner.post { cancellationHandler(error) } }
     }

@@ -104,6 +104,115 @@ extension XPCTests {
             session.cancel(reason: "done")
         }
 
+        /// X15: calls no thread waits for (`send(_:replyHandler:)`, the
+        /// async `send`) take no thread each: 32 of each pending at once
+        /// leave the process with the session's reply thread and at most
+        /// the concurrency pool's threads more than before (a thread per
+        /// call was 64), and each gets its own reply, answered last first.
+        @Test func X15_handlerAndAsyncCallsTakeNoThreadEach() async throws {
+            let harbord = PrivateHarbord()
+            let bootstrap = try harbord.client()
+            let service = try HandListener("com.example.x15a", bootstrap)
+            let acceptor = service.acceptOne()
+            let session = try XPCSession(machService: "com.example.x15a", bootstrap: bootstrap)
+            acceptor.join()
+            let replies = try #require(service.connectRights.wait()?.first)
+            let before = threadsOfThisProcess()
+            let handled = (0..<32).map { _ in Latch<Int>() }
+            for index in 0..<32 {
+                session.send(Ask(op: "echo", n: index)) { (result: Result<Answer, any Error>) in
+                    handled[index].set((try? result.get().n) ?? -1)
+                }
+            }
+            let tasks = (0..<32).map { index in
+                Task { () throws -> Int in
+                    let answer: Answer = try await session.send(Ask(op: "echo", n: 100 + index))
+                    return answer.n
+                }
+            }
+            var calls: [(number: UInt64, n: Int)] = []
+            for _ in 0..<64 {
+                let call = try service.nextCall()
+                calls.append((call.number, call.ask.n))
+            }
+            let during = threadsOfThisProcess()
+            let allowed = 1 + Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+            #expect(during - before <= allowed, "\(during - before) more threads for 64 pending calls")
+            for call in calls.sorted(by: { $0.number > $1.number }) {
+                try replies.send(Self.reply(call.n, number: call.number))
+            }
+            for index in 0..<32 { #expect(handled[index].wait() == index) }
+            for (index, task) in tasks.enumerated() { #expect(try await task.value == 100 + index) }
+            session.cancel(reason: "done")
+        }
+
+        /// X15: a handler call finds the service's queue full and does not
+        /// wait: it is sent when there is room, and the calls made after it
+        /// go behind it, in order.
+        @Test func X15_aHandlerCallToAFullQueueNeitherBlocksNorOvertakes() throws {
+            let harbord = PrivateHarbord()
+            let bootstrap = try harbord.client()
+            let service = try HandListener("com.example.x15f", bootstrap)
+            try service.sessionPort.port.setQueueLimit(2)
+            let acceptor = service.acceptOne()
+            let session = try XPCSession(machService: "com.example.x15f", bootstrap: bootstrap)
+            acceptor.join()
+            let replies = try #require(service.connectRights.wait()?.first)
+            let handled = (0..<10).map { _ in Latch<Int>() }
+            let made = Latch<Bool>()
+            let caller = SystemThread.start {
+                for index in 0..<10 {
+                    session.send(Ask(op: "echo", n: index)) { (result: Result<Answer, any Error>) in
+                        handled[index].set((try? result.get().n) ?? -1)
+                    }
+                }
+                made.set(true)
+            }
+            #expect(made.wait(.seconds(5)) == true, "a call waited for room in the service's queue")
+            var order: [Int] = []
+            for _ in 0..<10 {
+                let call = try service.nextCall()
+                order.append(call.ask.n)
+                try replies.send(Self.reply(call.ask.n, number: call.number))
+            }
+            #expect(order == Array(0..<10), "a call overtook one waiting for room")
+            for index in 0..<10 { #expect(handled[index].wait() == index) }
+            caller.join()
+            session.cancel(reason: "done")
+        }
+
+        /// X05 with calls no thread waits for: cancelling the session fails
+        /// each pending handler and async call with `connectionInvalid`.
+        @Test func X05_cancellingFailsPendingHandlerAndAsyncCalls() async throws {
+            let harbord = PrivateHarbord()
+            let bootstrap = try harbord.client()
+            let service = try HandListener("com.example.x05a", bootstrap)
+            let acceptor = service.acceptOne()
+            let session = try XPCSession(machService: "com.example.x05a", bootstrap: bootstrap)
+            acceptor.join()
+            let handled = Latch<String>()
+            session.send(Ask(op: "echo", n: 1)) { (result: Result<Answer, any Error>) in
+                switch result {
+                case .failure(let error as XPCRichError): handled.set("\(error.code)")
+                case .failure(let error): handled.set("\(error)")
+                case .success: handled.set("answered")
+                }
+            }
+            let task = Task { () -> XPCRichError.Code? in
+                do {
+                    let _: Answer = try await session.send(Ask(op: "echo", n: 2))
+                    return nil
+                } catch let error as XPCRichError {
+                    return error.code
+                }
+            }
+            _ = try service.nextCall()
+            _ = try service.nextCall()
+            session.cancel(reason: "done")
+            #expect(handled.wait() == "\(XPCRichError.Code.connectionInvalid)")
+            #expect(try await task.value == .connectionInvalid)
+        }
+
         /// X16: what comes to the reply port that is not the answer to a
         /// waiting call is dropped, never a trap nor another call's answer:
         /// an unknown number, a body too short for one, another message id,
@@ -147,4 +256,15 @@ extension XPCTests {
             session.cancel(reason: "done")
         }
     }
+}
+
+/// How many threads this process has (`/proc/self/task`).
+private func threadsOfThisProcess() -> Int {
+    guard let directory = opendir("/proc/self/task") else { return -1 }
+    defer { closedir(directory) }
+    var count = 0
+    while let entry = readdir(directory) {
+        if entry.pointee.d_name.0 != UInt8(ascii: ".") { count += 1 }
+    }
+    return count
 }

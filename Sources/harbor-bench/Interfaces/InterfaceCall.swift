@@ -27,6 +27,8 @@ struct InterfaceCall: Benchmark {
                 + "decode(as:); the peer's XPCListener (checked in with a private harbord) answers it from its "
                 + "session's thread. The session's one reply port (given to the listener at connect) gets every reply, "
                 + "matched to its call by number, as HarborXPC does.",
+            "xpc-async: the same call as `try await session.send(_:)` (no thread per call: the session's reply "
+                + "thread receives the reply and resumes the task), the calls in one task on the concurrency pool.",
             "actor: the same EchoCall through `try await remote.echo(_:)` on a distributed actor the peer hosts "
                 + "(HarborActorSystem, registered with the private harbord, resolved by name); the calls run in one "
                 + "task, each sample one await.",
@@ -51,6 +53,7 @@ struct InterfaceCall: Benchmark {
             HarborRightRoundTrip(link: link, sendOnce: true),
             HarborNumberedCall(link: link, size: 64),
             XPCTypedCall(socketPath: fixture.socketPath, fixture: fixture),
+            XPCTypedCall(socketPath: fixture.socketPath, fixture: fixture, isAsync: true),
             ActorCall(socketPath: fixture.socketPath, fixture: fixture),
             ActorCall(socketPath: fixture.socketPath, fixture: fixture, onSystemThread: true),
             SDBusRoundTrip(link: link, size: 64),
@@ -76,6 +79,7 @@ struct InterfaceCall: Benchmark {
             ("actor-system", "harbor-sendonce", "≤ 1.5"),
             ("sdbus", "xpc", "≥ 1.5"),
             ("grpc", "xpc", "≥ 5"),
+            ("xpc-async", "harbor-sendonce", ""),
             ("xpc", "harbor-numbered", ""),
             ("actor", "harbor-numbered", ""),
             ("xpc", "harbor", ""),

@@ -1,21 +1,29 @@
-// Harbor — a typed call: XPCSession.sendSync of a Codable request, answered by an XPCListener in the peer.
+// Harbor — a typed call: XPCSession.sendSync (or the async send) of a Codable request, answered by an XPCListener in the peer.
+import Dispatch
 import HarborBootstrap
 import HarborXPC
 
 /// `XPCSession(machService:).sendSync(EchoCall)` and `decode(as:)` of the
-/// reply, against the peer's `XPCListener` (`InterfacePeer`).
+/// reply, against the peer's `XPCListener` (`InterfacePeer`). `isAsync`:
+/// `try await session.send(EchoCall)` instead, the calls in one task on
+/// the concurrency pool, each sample one `await`.
 final class XPCTypedCall: BenchmarkVariant {
-    let name = "xpc"
-    let label = "XPCSession.sendSync(Codable) + decode(as:), XPCListener in the peer"
+    let name: String
+    let label: String
+    private let isAsync: Bool
     private let socketPath: String
     /// The private harbord (kept running while a variant uses it).
     private let fixture: BootstrapFixture
     private var session: XPCSession?
     private let data = [UInt8](repeating: 7, count: 64)
 
-    init(socketPath: String, fixture: BootstrapFixture) {
+    init(socketPath: String, fixture: BootstrapFixture, isAsync: Bool = false) {
         self.socketPath = socketPath
         self.fixture = fixture
+        self.isAsync = isAsync
+        name = isAsync ? "xpc-async" : "xpc"
+        label = isAsync ? "try await XPCSession.send(Codable) -> Codable, XPCListener in the peer"
+            : "XPCSession.sendSync(Codable) + decode(as:), XPCListener in the peer"
     }
 
     func start() throws {
@@ -24,12 +32,38 @@ final class XPCTypedCall: BenchmarkVariant {
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
         guard let session else { throw BenchmarkFailure("measure before start") }
+        if isAsync { return try measureAsync(session, iterations: iterations, warmUp: warmUp, into: &samples) }
         var sequence = 0
         try measureEach(iterations: iterations, warmUp: warmUp, into: &samples) {
             sequence += 1
             let reply = try session.sendSync(EchoCall(sequence: sequence, data: data)).decode(as: EchoCall.self)
             guard reply.sequence == sequence, reply.data.count == data.count else { throw BenchmarkFailure("wrong reply") }
         }
+    }
+
+    /// The async form: one task runs the calls; this thread waits for it.
+    private func measureAsync(_ session: XPCSession, iterations: Int, warmUp: Int,
+                              into samples: inout [Int64]) throws {
+        let batch = ActorBatch()
+        let done = DispatchSemaphore(value: 0)
+        let data = self.data
+        Task {
+            do {
+                for index in 0..<(warmUp + iterations) {
+                    let started = nowNanoseconds()
+                    let reply: EchoCall = try await session.send(EchoCall(sequence: index, data: data))
+                    let elapsed = nowNanoseconds() - started
+                    guard reply.sequence == index else { throw BenchmarkFailure("wrong reply") }
+                    if index >= warmUp { batch.samples.append(elapsed) }
+                }
+            } catch {
+                batch.failure = error
+            }
+            done.signal()
+        }
+        done.wait()
+        if let failure = batch.failure { throw failure }
+        samples.append(contentsOf: batch.samples)
     }
 
     func stop() {
