@@ -1,5 +1,4 @@
 // Harbor — a distributed-actor call: a BenchEcho resolved by name, hosted by the peer process.
-import Dispatch
 import HarborBootstrap
 import HarborDistributed
 
@@ -36,26 +35,12 @@ final class ActorCall: BenchmarkVariant {
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
         guard let remote, let system else { throw BenchmarkFailure("measure before start") }
-        let batch = ActorBatch()
-        let done = DispatchSemaphore(value: 0)
-        Task(executorPreference: onSystemThread ? system.taskExecutor : nil) {
-            let data = [UInt8](repeating: 7, count: 64)
-            do {
-                for index in 0..<(warmUp + iterations) {
-                    let started = nowNanoseconds()
-                    let reply = try await remote.echo(EchoCall(sequence: index, data: data))
-                    let elapsed = nowNanoseconds() - started
-                    guard reply.sequence == index else { throw BenchmarkFailure("wrong reply") }
-                    if index >= warmUp { batch.samples.append(elapsed) }
-                }
-            } catch {
-                batch.failure = error
-            }
-            done.signal()
+        let data = [UInt8](repeating: 7, count: 64)
+        try ActorBatch.measure(iterations: iterations, warmUp: warmUp,
+                               executor: onSystemThread ? system.taskExecutor : nil, into: &samples) { index in
+            let reply = try await remote.echo(EchoCall(sequence: index, data: data))
+            guard reply.sequence == index else { throw BenchmarkFailure("wrong reply") }
         }
-        done.wait()
-        if let failure = batch.failure { throw failure }
-        samples.append(contentsOf: batch.samples)
     }
 
     func stop() {

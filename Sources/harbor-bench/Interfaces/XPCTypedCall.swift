@@ -1,5 +1,4 @@
 // Harbor — a typed call: XPCSession.sendSync (or the async send) of a Codable request, answered by an XPCListener in the peer.
-import Dispatch
 import HarborBootstrap
 import HarborXPC
 
@@ -44,26 +43,11 @@ final class XPCTypedCall: BenchmarkVariant {
     /// The async form: one task runs the calls; this thread waits for it.
     private func measureAsync(_ session: XPCSession, iterations: Int, warmUp: Int,
                               into samples: inout [Int64]) throws {
-        let batch = ActorBatch()
-        let done = DispatchSemaphore(value: 0)
         let data = self.data
-        Task {
-            do {
-                for index in 0..<(warmUp + iterations) {
-                    let started = nowNanoseconds()
-                    let reply: EchoCall = try await session.send(EchoCall(sequence: index, data: data))
-                    let elapsed = nowNanoseconds() - started
-                    guard reply.sequence == index else { throw BenchmarkFailure("wrong reply") }
-                    if index >= warmUp { batch.samples.append(elapsed) }
-                }
-            } catch {
-                batch.failure = error
-            }
-            done.signal()
+        try ActorBatch.measure(iterations: iterations, warmUp: warmUp, into: &samples) { index in
+            let reply: EchoCall = try await session.send(EchoCall(sequence: index, data: data))
+            guard reply.sequence == index else { throw BenchmarkFailure("wrong reply") }
         }
-        done.wait()
-        if let failure = batch.failure { throw failure }
-        samples.append(contentsOf: batch.samples)
     }
 
     func stop() {
