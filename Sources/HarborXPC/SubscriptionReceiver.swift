@@ -1,5 +1,4 @@
 // HarborXPC — the one thread that waits for every subscription's next event.
-import Glibc
 import HarborPorts
 import HarborSystem
 
@@ -77,7 +76,7 @@ final class SubscriptionReceiver: Sendable {
             do {
                 message = try set.receive()
             } catch {
-                usleep(1_000)  // not expected with no deadline; never spin
+                _ = Parker().park(until: WaitDeadline(timeout: .milliseconds(1)))  // not expected with no deadline; never spin
                 continue
             }
             guard let name = message.trailer.port,
