@@ -14,6 +14,8 @@ struct HandlerRunner: Sendable {
 
     private let place: Place
 
+    private init(place: Place) { self.place = place }
+
     /// A runner for `target`; `label` names its serial queue.
     init(_ target: XPCHandlerTarget, label: String) {
         switch target {
@@ -61,5 +63,22 @@ struct HandlerRunner: Sendable {
         case .queue(let queue): queue.async(execute: body)
         case .loop(let loop): loop.perform(body)
         }
+    }
+
+    /// This runner for a subscription's event handler: itself, or, for
+    /// ``XPCHandlerTarget/ownThread``, a serial queue of the subscription's
+    /// own (named `label`) on Dispatch's pool, so the handler never runs on
+    /// the thread that receives every subscription's events.
+    func elsewhere(label: String) -> HandlerRunner {
+        guard case .inline = place else { return self }
+        return HandlerRunner(place: .queue(DispatchQueue(label: label)))
+    }
+
+    /// Queues `body` on the target without waiting, as ``post(_:)`` does;
+    /// `dropped` runs instead when the target drops it unrun (a loop whose
+    /// thread has ended, now or before the block's turn).
+    func post(_ body: @escaping @Sendable () -> Void, ifDropped dropped: @escaping @Sendable () -> Void) {
+        let watch = BlockWatch(dropped: dropped)
+        post { watch.run(body) }
     }
 }

@@ -35,8 +35,11 @@ import HarborRunLoop
 public enum XPCHandlerTarget: Sendable {
     /// Harbor's default: the listener decides session requests on its own
     /// thread, each session runs its handlers on the thread that serves
-    /// it, each reply handler runs on a thread of its own, and each
-    /// subscription's event handler on the thread that receives its events.
+    /// it, each reply handler runs on the thread that received its reply
+    /// (a `sendSync` caller's or the session's reply thread), and each
+    /// subscription's event handler on a serial dispatch queue of the
+    /// subscription's own (never on the thread that receives every
+    /// subscription's events).
     case ownThread
     /// A dispatch queue (XPC's `targetQueue:`): handlers run on a serial
     /// queue of the listener's or session's own that targets this one, so

@@ -113,8 +113,8 @@ public final class XPCSession: Sendable {
     ///     subscriptions (``XPCSubscription/setEventHandler(_:)``) run, one
     ///     at a time; ``XPCHandlerTarget/ownThread`` by default (a reply
     ///     handler on the thread that received its reply, the cancellation
-    ///     handler on the cancelling one, an event handler on its
-    ///     subscription's thread).
+    ///     handler on the cancelling one, an event handler on a serial
+    ///     queue of its subscription's own).
     ///   - requirement: checked on the service's answers (the session's
     ///     acceptance and every reply), on the kernel's word about their
     ///     sender (a cgroup or unit: read through the pidfd the kernel took

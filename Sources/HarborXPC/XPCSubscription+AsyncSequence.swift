@@ -1,4 +1,5 @@
 // HarborXPC — a subscription's events as an AsyncSequence.
+import HarborPorts
 import HarborSystem
 
 extension XPCSubscription: AsyncSequence {
@@ -8,25 +9,23 @@ extension XPCSubscription: AsyncSequence {
     public struct AsyncIterator: AsyncIteratorProtocol {
         let subscription: XPCSubscription<Event>
 
-        /// The next event, waited for on a thread of its own; nil once the
-        /// subscription is cancelled (cancelling the task cancels it).
+        /// The next event: taken at once if one is queued, else the task
+        /// suspends (no thread waits for it: the process's one receiving
+        /// thread hands the event over); nil once the subscription is
+        /// cancelled (cancelling the task cancels it).
         public mutating func next() async throws -> Event? {
             let subscription = self.subscription
             return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Event?, any Error>) in
-                    do {
-                        try SystemThread.spawn {
-                            do throws(XPCRichError) {
-                                continuation.resume(returning: try subscription.next())
-                            } catch where error.code == .connectionInvalid && subscription.wasCancelled {
-                                continuation.resume(returning: nil)
-                            } catch {
-                                continuation.resume(throwing: error)
-                            }
-                        }.detach()
-                    } catch {
-                        continuation.resume(throwing: XPCRichError(.connectionInvalid, "no thread for the event: \(error)"))
-                    }
+                let taken: Result<Event, XPCRichError>
+                do throws(XPCRichError) {
+                    taken = .success(try await subscription.nextWithoutThread())
+                } catch {
+                    taken = .failure(error)
+                }
+                switch taken {
+                case .success(let event): return event
+                case .failure(let error) where error.code == .connectionInvalid && subscription.wasCancelled: return nil
+                case .failure(let error): throw error
                 }
             } onCancel: {
                 subscription.cancel()
@@ -36,4 +35,38 @@ extension XPCSubscription: AsyncSequence {
 
     /// An iterator over the events.
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(subscription: self) }
+
+    /// The next event, as ``next()`` gives it, suspending the task (not a
+    /// thread) while none is queued; a resubscription runs on a thread of
+    /// its own (``resubscribeElsewhere(after:then:)``).
+    func nextWithoutThread() async throws(XPCRichError) -> Event {
+        if let ended = endError { throw ended }
+        while true {
+            if wasCancelled { throw finish(Self.cancelledError) }
+            let message: Message
+            if let queued = port.tryReceive() {
+                message = queued
+            } else {
+                let box = await withCheckedContinuation { (continuation: CheckedContinuation<MessageBox, Never>) in
+                    port.receiveLater { continuation.resume(returning: $0) }
+                }
+                do {
+                    message = try box.take()
+                } catch {
+                    throw finish(error)
+                }
+            }
+            switch step(message) {
+            case .event(let event): return event
+            case .failed(let error): throw error
+            case .ended(let error): throw finish(error)
+            case .lost(let lost):
+                let end = await withCheckedContinuation { (continuation: CheckedContinuation<XPCRichError?, Never>) in
+                    resubscribeElsewhere(after: lost) { continuation.resume(returning: $0) }
+                }
+                if let end { throw finish(end) }
+            case .skip: continue
+            }
+        }
+    }
 }

@@ -14,11 +14,13 @@ import HarborSystem
 /// ```
 ///
 /// Three ways to take the events, one at a time: ``next()`` waits on the
-/// calling thread; the subscription is an `AsyncSequence` (each `next()`
-/// waits on a thread of its own, so it never blocks the concurrency pool,
-/// and cancelling the task cancels the subscription);
-/// ``setEventHandler(_:)`` calls a handler on the session's
-/// ``XPCHandlerTarget``.
+/// calling thread; the subscription is an `AsyncSequence` (a `next()`
+/// suspends the task, never blocking the concurrency pool, and cancelling
+/// the task cancels the subscription); ``setEventHandler(_:)`` calls a
+/// handler on the session's ``XPCHandlerTarget``. The last two take no
+/// thread per event nor per subscription: one thread of the process waits
+/// on the ports of every subscription whose consumer waits for an event
+/// (and only those), and hands each its next event.
 ///
 /// **Ends are typed.** When the publisher (or its process, even by SIGKILL)
 /// goes without ending the stream, the send-once right it held for the end
@@ -35,7 +37,11 @@ import HarborSystem
 /// (``XPCSession/subscribe(_:as:queueLimit:resubscribeWithin:)``) does not
 /// end with ``XPCRichError/Code/connectionInterrupted``: it asks the
 /// service's next instance for the stream, through its session, and goes
-/// on with the new publisher's events (``resubscriptions``).
+/// on with the new publisher's events (``resubscriptions``). ``next()``
+/// asks on its own thread; the `AsyncSequence` and an event handler ask on
+/// a thread made for that resubscription (it may pause and retry for the
+/// whole window), never on the thread that receives other subscriptions'
+/// events.
 ///
 /// ``cancel()``, or releasing the subscription, destroys its port: the
 /// publisher hears of it at once (a dead-name notification) and ends the
@@ -47,9 +53,9 @@ import HarborSystem
 public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
     /// The name of the service that publishes the stream.
     public let service: String
-    private let port: SubscriberPort
+    let port: SubscriberPort
     /// Where ``setEventHandler(_:)``'s handler runs: the session's target.
-    private let runner: HandlerRunner
+    let runner: HandlerRunner
     private let ended = HarborLock<XPCRichError?>(nil)
     private let cancelled = HarborLock(false)
     /// The request and session to ask the service's next instance with
@@ -70,7 +76,7 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
     /// events published in between were lost.
     public var resubscriptions: Int { resubscribed.withLock { $0 } }
 
-    /// Waits for the next event.
+    /// Waits for the next event, on the calling thread.
     /// - Throws: ``XPCRichError/Code/connectionInterrupted`` when the
     ///   publisher is gone or ended every stream (with a resubscription
     ///   window: when no instance took the subscription again within it),
@@ -80,59 +86,40 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
     ///   ``XPCRichError/Code/codingFailed`` for one event that is not an
     ///   `Event` (the stream goes on).
     public func next() throws(XPCRichError) -> Event {
-        if let ended = ended.withLock({ $0 }) { throw ended }
-        let me = ProcessIdentity.current.pid
+        if let ended = endError { throw ended }
         while true {
-            if wasCancelled { throw finish(XPCRichError(.connectionInvalid, "the subscription was cancelled")) }
+            if wasCancelled { throw finish(Self.cancelledError) }
             let received: Message?
             do {
                 received = try port.receive()
             } catch {
                 throw finish(XPCRichError(.connectionInvalid, "the subscription's port failed: \(error.code)"))
             }
-            guard var message = received else {  // cancelled: the port is gone
-                throw finish(XPCRichError(.connectionInvalid, "the subscription was cancelled"))
+            guard let message = received else {  // cancelled: the port is gone
+                throw finish(Self.cancelledError)
             }
-            if wasCancelled { throw finish(XPCRichError(.connectionInvalid, "the subscription was cancelled")) }
-            if let notification = message.notification {
-                // The end comes on the send-once right the publisher holds:
-                // exactly one of its message and its death notification
-                // (the publisher went without sending it) arrives.
-                if case .sendOnce = notification {
-                    let lost = XPCRichError(.connectionInterrupted, "the publisher of \(service) went away")
-                    guard let again else { throw finish(lost) }
-                    if let end = resubscribe(again, after: lost) { throw finish(end) }
-                }
-                continue
-            }
-            switch message.id {
-            case XPCWire.event:
-                do {
-                    return try MessageDecoder().decode(Event.self, from: &message)
-                } catch {
-                    throw XPCRichError(.codingFailed, "an event of \(service) is not a \(Event.self): \(error)")
-                }
-            case XPCWire.streamEnd:
-                let end = XPCSession.failure(message.text)
-                guard let again, end.code == .connectionInterrupted else { throw finish(end) }
-                if let failed = resubscribe(again, after: end) { throw finish(failed) }
-            case XPCWire.wake where message.trailer.sender.pid == me:
-                throw finish(XPCRichError(.connectionInvalid, "the subscription was cancelled"))
-            default:
-                continue
+            switch step(message) {
+            case .event(let event): return event
+            case .failed(let error): throw error
+            case .ended(let error): throw finish(error)
+            case .lost(let lost):
+                if let end = resubscribe(after: lost) { throw finish(end) }
+            case .skip: continue
             }
         }
     }
 
     /// Ends the subscription, here and at the publisher: a waiting
     /// ``next()`` throws ``XPCRichError/Code/connectionInvalid``, and so
-    /// does every later one (events still queued are not given). The
-    /// subscription's port is destroyed now (or, with a ``next()``
-    /// waiting, as soon as that returns), so the publisher hears of it at
-    /// once (a dead-name notification), while this object still exists:
-    /// its count drops, the subscription's backlog, thread and right there
-    /// go, and nothing published after reaches this process. Never waits;
-    /// a second call does nothing.
+    /// does every later one (events still queued are not given); a pending
+    /// `next()` of the `AsyncSequence` returns nil, and an event handler
+    /// is called once more, with that error. The subscription's port is
+    /// destroyed now (or, with a ``next()`` waiting on a thread, as soon
+    /// as that returns), so the publisher hears of it at once (a dead-name
+    /// notification), while this object still exists: its count drops, the
+    /// subscription's backlog, thread and right there go, and nothing
+    /// published after reaches this process. Never waits; a second call
+    /// does nothing.
     public func cancel() {
         cancelled.withLock { $0 = true }
         port.close()
@@ -141,38 +128,48 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
     /// Whether ``cancel()`` was called.
     var wasCancelled: Bool { cancelled.withLock { $0 } }
 
-    /// Calls `handler` with each event, in order, and once more with the
-    /// error that ended the stream (a `.codingFailed` event does not end
-    /// it), on the ``XPCHandlerTarget`` of the session that made the
-    /// subscription (with ``XPCHandlerTarget/ownThread``, on a thread of
-    /// the subscription's own). The events are received on a thread of
-    /// their own, which hands each to the target and waits for the handler
-    /// before it takes the next (as a session's messages are): one at a
-    /// time, in order, and unread events stay held to the port's queue
-    /// limit (the publisher's policy then applies). On a loop target whose
-    /// thread has ended nothing runs: the subscription is cancelled.
-    /// - Throws: ``XPCRichError/Code/connectionInvalid`` if no thread can be made.
-    public func setEventHandler(_ handler: @escaping @Sendable (Result<Event, XPCRichError>) -> Void) throws(XPCRichError) {
-        let runner = self.runner
+    /// The error that ended the stream, if it ended.
+    var endError: XPCRichError? { ended.withLock { $0 } }
+
+    /// The error of a cancelled subscription.
+    static var cancelledError: XPCRichError { XPCRichError(.connectionInvalid, "the subscription was cancelled") }
+
+    /// What `message`, just taken from the port, means to the consumer.
+    func step(_ message: consuming Message) -> SubscriptionStep<Event> {
+        if wasCancelled { return .ended(Self.cancelledError) }
+        if let notification = message.notification {
+            // The end comes on the send-once right the publisher holds:
+            // exactly one of its message and its death notification
+            // (the publisher went without sending it) arrives.
+            guard case .sendOnce = notification else { return .skip }
+            let lost = XPCRichError(.connectionInterrupted, "the publisher of \(service) went away")
+            return again == nil ? .ended(lost) : .lost(lost)
+        }
+        switch message.id {
+        case XPCWire.event:
+            do {
+                return .event(try MessageDecoder().decode(Event.self, from: &message))
+            } catch {
+                return .failed(XPCRichError(.codingFailed, "an event of \(service) is not a \(Event.self): \(error)"))
+            }
+        case XPCWire.streamEnd:
+            let end = XPCSession.failure(message.text)
+            return again != nil && end.code == .connectionInterrupted ? .lost(end) : .ended(end)
+        case XPCWire.wake where message.trailer.sender.pid == ProcessIdentity.current.pid:
+            return .ended(Self.cancelledError)
+        default:
+            return .skip
+        }
+    }
+
+    /// ``resubscribe(after:)`` on a thread made for it, so the caller
+    /// (the task of an `AsyncSequence`, a handler's target) is not held for
+    /// the pauses: `then` gets its answer on that thread.
+    func resubscribeElsewhere(after lost: XPCRichError, then: @escaping @Sendable (XPCRichError?) -> Void) {
         do {
-            try SystemThread.spawn { [self] in
-                while true {
-                    let result: Result<Event, XPCRichError>
-                    do throws(XPCRichError) {
-                        result = .success(try next())
-                    } catch {
-                        result = .failure(error)
-                    }
-                    let ran = runner.run { handler(result) }
-                    if case .failure(let error) = result, error.code != .codingFailed { return }
-                    if !ran {
-                        cancel()  // the target is gone: nothing can take the events
-                        return
-                    }
-                }
-            }.detach()
+            try SystemThread.spawn { [self] in then(resubscribe(after: lost)) }.detach()
         } catch {
-            throw XPCRichError(.connectionInvalid, "no thread for the event handler: \(error)")
+            then(XPCRichError(.connectionInvalid, "\(lost.reason), and no thread to resubscribe on: \(error)"))
         }
     }
 
@@ -182,15 +179,15 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
     /// while the name has no instance (``cancel()`` cuts a pause short).
     /// Returns nil when the stream goes on, else the error that ends it:
     /// a refusal from the new instance as it is, or `lost` once the
-    /// window passed.
-    private func resubscribe(_ again: StreamRequest, after lost: XPCRichError) -> XPCRichError? {
-        let cancelledError = XPCRichError(.connectionInvalid, "the subscription was cancelled")
+    /// window passed (at once without a window).
+    private func resubscribe(after lost: XPCRichError) -> XPCRichError? {
+        guard let again else { return lost }
         let deadline = ContinuousClock.now + again.window
         var pause = Duration.milliseconds(10)
         var last = lost
         let me = ProcessIdentity.current.pid
         while true {
-            if wasCancelled { return cancelledError }
+            if wasCancelled { return Self.cancelledError }
             do throws(XPCRichError) {
                 try again.send(on: port)
                 resubscribed.withLock { $0 += 1 }
@@ -210,9 +207,9 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
             }
             // A pause ``cancel()`` ends: its wake comes to the port.
             do {
-                guard let woken = try port.receive(timeout: Swift.min(pause, left)) else { return cancelledError }
+                guard let woken = try port.receive(timeout: Swift.min(pause, left)) else { return Self.cancelledError }
                 if woken.id == XPCWire.wake, woken.notification == nil, woken.trailer.sender.pid == me {
-                    return cancelledError
+                    return Self.cancelledError
                 }
             } catch {
                 // The pause passed (or the port failed: the next try says).
@@ -222,7 +219,7 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
     }
 
     /// Records the end of the stream (the first one stays).
-    private func finish(_ error: XPCRichError) -> XPCRichError {
+    func finish(_ error: XPCRichError) -> XPCRichError {
         ended.withLock { ended in
             if ended == nil { ended = error }
             return ended ?? error

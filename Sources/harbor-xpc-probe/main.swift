@@ -15,6 +15,8 @@
 //                                                       200 ms after; prints "ready"
 //   harbor-xpc-probe require-cgroup NAME CGROUP         opens a session requiring the service to be in CGROUP;
 //                                                       prints "accepted" or "error CODE"
+//   harbor-xpc-probe stream-bench NAME N MODE            publishes N ticks to a subscription of its own, taken by
+//                                                       MODE (next, await, handler); prints "ms T" (StreamBench.swift)
 //
 // harbord is found as BootstrapClient() finds it ($HARBOR_BOOTSTRAP).
 import Glibc
@@ -29,7 +31,7 @@ func line(_ text: String) {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    line("usage: harbor-xpc-probe serve NAME [none|same-user|root] | call NAME N | connect NAME MS | publish NAME | subscribe NAME LAST [LIMIT] | methods NAME | siege NAME | accept-late NAME GO | require-cgroup NAME CGROUP")
+    line("usage: harbor-xpc-probe serve NAME [none|same-user|root] | call NAME N | connect NAME MS | publish NAME | subscribe NAME LAST [LIMIT] | methods NAME | siege NAME | accept-late NAME GO | require-cgroup NAME CGROUP | stream-bench NAME N MODE")
     exit(64)
 }
 switch arguments[1] {
@@ -153,6 +155,9 @@ case "methods":
     Methods.run(arguments[2])
 case "siege":
     Siege.run(arguments[2])
+case "stream-bench":
+    guard arguments.count > 4, let count = Int(arguments[3]) else { exit(64) }
+    StreamBench.run(arguments[2], count: count, mode: arguments[4])
 default:
     exit(64)
 }
