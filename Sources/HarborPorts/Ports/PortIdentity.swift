@@ -219,9 +219,8 @@ package enum PortRegistry {
         }
     }
 
-    /// Drops the records of ports that are gone (called as one goes).
-    package static func prune(_ identity: PortIdentity) {
-        let key = Key(identity)
+    /// Drops the records of an identity's ports that are gone (called as one goes).
+    package static func prune(_ key: Key) {
         withEntries { table, alive in
             guard let index = table.index(forKey: key) else { return }
             // In place: a value read out of the table and written back is copied.

@@ -51,7 +51,7 @@ extension PortCore {
             throw WireRejection(.badDescriptor, "slot counter: \(error)")
         }
         let proxy = PortCore(identity: identity, name: PortName.next(),
-                             location: .proxy(RemoteRoute(socket: socket, slots: counter)))
+                             location: .proxy(RemoteRoute(socket: socket, slots: counter)), registryKey: key)
         PortRegistry.register(proxy, key: key, slots: slotsFile, isProxy: true)
         return SendRightToken(port: proxy)
     }
