@@ -228,6 +228,12 @@ package enum PortRegistry {
         }
     }
 
+    /// How many records `identity` has, of live ports or not (tests: a
+    /// port's prune leaves no record of it).
+    package static func recordCount(_ identity: PortIdentity) -> Int {
+        entries.withLockedValue { table in table[Key(identity)].map { 1 + $0.more.count } ?? 0 }
+    }
+
     /// How many identities are recorded: bounded by the live ports.
     package static var count: Int { entries.withLockedValue { $0.count } }
 
