@@ -127,7 +127,9 @@ package final class SharedSlots: @unchecked Sendable {
     }
 
     private static func makeLocal() -> UnsafeMutablePointer<Int32> {
-        let local = UnsafeMutablePointer<Int32>.allocate(capacity: Local.count)
+        let local = HeapBlock.allocate(byteCount: Local.count * MemoryLayout<Int32>.stride,
+                                       alignment: MemoryLayout<Int32>.alignment)
+            .bindMemory(to: Int32.self, capacity: Local.count)
         local.initialize(repeating: 0, count: Local.count)
         return local
     }
@@ -138,7 +140,7 @@ package final class SharedSlots: @unchecked Sendable {
         } else {
             MemoryFile.unmap(memory, size: Self.size)
         }
-        local.deallocate()
+        HeapBlock.deallocate(local)
     }
 
     /// Takes one slot if any is free.

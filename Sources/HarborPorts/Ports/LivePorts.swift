@@ -4,8 +4,8 @@ import HarborSystem
 /// The ports of this process: what `harbor ports PID` reports (``PortReport``).
 ///
 /// The table holds no reference a port can feel: an unretained pointer per
-/// port, in a slot the port reserves as it is made, fills once it is whole,
-/// and empties first thing in its `deinit`. A reading happens under the
+/// port, in a slot the port takes once it is whole and empties first thing
+/// in its `deinit`. A reading happens under the
 /// table's lock, so a port whose `deinit` has begun either is gone from the
 /// table or waits in ``remove(_:)`` until the reading is over, its memory
 /// valid throughout. No weak reference: a weakly referenced object gets a
@@ -13,8 +13,8 @@ import HarborSystem
 /// runtime's slow path. No hashing either: a slot is an index, and emptied
 /// slots are reused.
 ///
-/// **Cost:** a port takes the lock three times in its life (reserve, fill,
-/// remove), each an array store; nothing per message or per right. A
+/// **Cost:** a port takes the lock twice in its life (add, remove), each an
+/// array store; nothing per message or per right. A
 /// reading holds the lock while it reads each port.
 /// **Thread safety:** any thread.
 package enum LivePorts {
@@ -25,7 +25,7 @@ package enum LivePorts {
         let core: Unmanaged<PortCore>
     }
 
-    /// The slots (nil: reserved and not yet filled, or free) and the free ones.
+    /// The slots (nil: free) and the free ones.
     private struct Table {
         var slots: [Entry?] = []
         var free: [Int] = []
@@ -34,27 +34,24 @@ package enum LivePorts {
 
     private static let table = HarborLock(Table())
 
-    /// A slot for a port being made, to ``fill(_:with:)`` once it is whole.
-    package static func reserve() -> Int {
+    /// `core`, made, in a free slot: returns the slot, for ``remove(_:)``.
+    package static func add(_ core: PortCore) -> Int {
         table.withLock { table in
-            if let slot = table.free.popLast() { return slot }
-            table.slots.append(nil)
-            return table.slots.count - 1
-        }
-    }
-
-    /// `core`, made, in the slot it reserved.
-    package static func fill(_ slot: Int, with core: PortCore) {
-        table.withLock { table in
-            table.slots[slot] = Entry(core: .passUnretained(core))
             table.count += 1
+            let entry = Entry(core: .passUnretained(core))
+            if let slot = table.free.popLast() {
+                table.slots[slot] = entry
+                return slot
+            }
+            table.slots.append(entry)
+            return table.slots.count - 1
         }
     }
 
     /// The port in `slot` is going (first thing in its `deinit`).
     package static func remove(_ slot: Int) {
         table.withLock { table in
-            if table.slots[slot] != nil { table.count -= 1 }
+            table.count -= 1
             table.slots[slot] = nil
             table.free.append(slot)
         }

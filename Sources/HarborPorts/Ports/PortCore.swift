@@ -18,8 +18,11 @@ package final class PortCore: Sendable {
     /// The port's name on the wire (PortIdentity.swift).
     package let identity: PortIdentity
     let state: HarborLock<Guarded>
-    /// The port's slot in ``LivePorts``.
-    private let liveSlot: Int
+    /// The port's slot in ``LivePorts``, taken once the port is whole.
+    private let liveSlot = Atomic<Int>(-1)
+    /// Its identity's key in ``PortRegistry``, hashed, when it was made
+    /// by an import that registers it (nil: hashed again should it go).
+    private let registryKey: PortRegistry.Key?
 
     struct Guarded: ~Copyable {
         package var machine = PortStateMachine()
@@ -68,29 +71,33 @@ package final class PortCore: Sendable {
     }
 
     package init() {
-        liveSlot = LivePorts.reserve()
         name = PortName.next()
         identity = PortIdentity.local(name)
+        registryKey = nil
         state = HarborLock(Guarded())
-        LivePorts.fill(liveSlot, with: self)
+        liveSlot.store(LivePorts.add(self), ordering: .relaxed)
     }
 
     /// A port that arrived from another process: a proxy for a port
     /// received there, or (`.local`, until its transport is set) a port
     /// whose receive right moved here.
-    package init(identity: PortIdentity, name: PortName, location: Location) {
-        liveSlot = LivePorts.reserve()
+    /// - Parameter registryKey: `identity`'s key, when the import hashed it
+    ///   to register the port (kept for the registry's prune as it goes).
+    package init(identity: PortIdentity, name: PortName, location: Location, registryKey: PortRegistry.Key? = nil) {
+        precondition(registryKey.map { $0.identity == identity } ?? true, "a registry key of another identity")
         self.name = name
         self.identity = identity
+        self.registryKey = registryKey
         var guarded = Guarded()
         guarded.location = location
         state = HarborLock(guarded)
-        LivePorts.fill(liveSlot, with: self)
+        liveSlot.store(LivePorts.add(self), ordering: .relaxed)
     }
 
     deinit {
-        // No longer reported, before anything of it goes (LivePorts reads under its lock).
-        LivePorts.remove(liveSlot)
+        // No longer reported, before anything of it goes (LivePorts reads
+        // under its lock). Relaxed: the init that stored it happened before.
+        LivePorts.remove(liveSlot.load(ordering: .relaxed))
         // What the ledger charged over the whole process goes with the port;
         // parked messages are dropped outside the lock.
         let (watchers, deathWatches, route, parked) = state.withGuarded {
@@ -101,7 +108,7 @@ package final class PortCore: Sendable {
         if !deathWatches.isEmpty { route?.cancelDeathWatches(deathWatches) }
         // Forget this port's identity records: a peer inventing identities
         // makes the registry grow only while the rights it sent live.
-        PortRegistry.prune(identity)
+        PortRegistry.prune(registryKey ?? PortRegistry.Key(identity))
     }
 
     // MARK: Sending

@@ -43,6 +43,29 @@ package struct PortIdentity: Hashable, Sendable {
 /// Entries are weak and pruned when their port goes, so identities a peer
 /// invents cost nothing once the rights carrying them are gone.
 package enum PortRegistry {
+    /// An identity with its hash, computed once (`Hasher`: SipHash under
+    /// the process's random seed, so a peer choosing identities cannot
+    /// choose their buckets) and reused by every table operation on it: an
+    /// import looks it up and registers it with one hash, and a removal
+    /// that moves other records in the table costs no hash of theirs.
+    package struct Key: Hashable, Sendable {
+        package let identity: PortIdentity
+        private let hash: Int
+
+        package init(_ identity: PortIdentity) {
+            self.identity = identity
+            var hasher = Hasher()
+            hasher.combine(identity)
+            hash = hasher.finalize()
+        }
+
+        package static func == (lhs: Key, rhs: Key) -> Bool { lhs.identity == rhs.identity }
+        package func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+        /// The stored hash, mixed with the table's seed: what `Dictionary`
+        /// asks of a key (its default hashes again through `hash(into:)`).
+        package func _rawHashValue(seed: Int) -> Int { hash ^ seed }
+    }
+
     private struct Entry {
         weak var core: PortCore?
         /// The file of the port's slot counter.
@@ -61,7 +84,29 @@ package enum PortRegistry {
         }
     }
 
-    private static let entries = HarborLock<[PortIdentity: [Entry]]>([:])
+    /// An identity's records: almost always one (one port here per
+    /// identity), held without an array; any others in `more`.
+    private struct Records {
+        var first: Entry
+        var more: [Entry] = []
+
+        /// Each record, `first` then `more`.
+        func forEach<Failure: Error>(_ body: (Entry) throws(Failure) -> Void) throws(Failure) {
+            try body(first)
+            for entry in more { try body(entry) }
+        }
+
+        /// Drops the records of ports gone or of `core`; false if none is left.
+        mutating func removeGone(or core: PortCore?, keeping alive: inout [PortCore]) -> Bool {
+            if !more.isEmpty { more.removeAll { $0.isGone(or: core, keeping: &alive) } }
+            guard first.isGone(or: core, keeping: &alive) else { return true }
+            guard !more.isEmpty else { return false }
+            first = more.removeFirst()
+            return true
+        }
+    }
+
+    private static let entries = HarborLock<[Key: Records]>([:])
 
     /// Records `core` as standing for its identity, keyed by the descriptors
     /// it holds now (its transport's slot counter, or its route's counter
@@ -81,44 +126,46 @@ package enum PortRegistry {
         // The descriptors live as long as the route or transport: the
         // object holding them is kept by `core`, which the caller holds.
         guard let held, let slots = known ?? (try? FileKey(of: held.slots)) else { return }
-        register(core, slots: slots, isProxy: held.isProxy)
+        register(core, key: Key(core.identity), slots: slots, isProxy: held.isProxy)
     }
 
     /// Records `core` as standing for its identity, with its slot counter's
     /// file already asked of the kernel by the caller (an import).
-    /// - Parameter isProxy: whether `core` is a proxy (its connection's
-    ///   maker is asked of the kernel only when another right carrying the
-    ///   same counter arrives: `lookUp`).
-    package static func register(_ core: PortCore, slots: FileKey, isProxy: Bool) {
+    /// - Parameters:
+    ///   - key: `core`'s identity, hashed (the one the import looked up).
+    ///   - isProxy: whether `core` is a proxy (its connection's maker is
+    ///     asked of the kernel only when another right carrying the same
+    ///     counter arrives: `lookUp`).
+    package static func register(_ core: PortCore, key: Key, slots: FileKey, isProxy: Bool) {
         let entry = Entry(core: core, slots: slots, isProxy: isProxy)
         withEntries { table, alive in
-            // One access to the list in place (one hash; a list read out of
-            // the table and written back is copied).
-            Self.replace(core, with: entry, in: &table[core.identity, default: []], keeping: &alive)
+            // One access to the records in place (a value read out of the
+            // table and written back is copied).
+            guard let index = table.index(forKey: key) else {
+                table[key] = Records(first: entry)
+                return
+            }
+            if table.values[index].removeGone(or: core, keeping: &alive) {
+                table.values[index].more.append(entry)
+            } else {
+                table.values[index].first = entry
+            }
         }
-    }
-
-    /// `list` without its records of ports gone or of `core`, then with `entry`.
-    private static func replace(
-        _ core: PortCore, with entry: Entry, in list: inout [Entry], keeping alive: inout [PortCore]
-    ) {
-        if !list.isEmpty { list.removeAll { $0.isGone(or: core, keeping: &alive) } }
-        list.append(entry)
     }
 
     /// What this process knows of a send right's port, from the facts its
     /// descriptors prove: `port`, the port it stands for (the receiving port
     /// itself when the right carries its slot counter, or a proxy holding
     /// the same counter through a connection made by the same process);
-    /// `isForged`, whether live ports or proxies stand for `identity` here,
-    /// none of them with `slots` (a right naming a known port without its
-    /// counter).
+    /// `isForged`, whether live ports or proxies stand for the identity
+    /// here, none of them with `slots` (a right naming a known port without
+    /// its counter).
     /// - Parameter creator: the process that made the arriving right's
     ///   connection (`SO_PEERCRED`); asked only when a proxy here holds the
     ///   same slot counter, so a right to a port new here costs no question.
     /// - Throws: what `creator` throws.
     package static func lookUp(
-        _ identity: PortIdentity, slots: FileKey, creator: () throws(SystemError) -> Int32
+        _ key: Key, slots: FileKey, creator: () throws(SystemError) -> Int32
     ) throws(SystemError) -> (port: PortCore?, isForged: Bool) {
         // No array in the common cases (no record, or one): the first
         // record with the counter is held in `first`; every other port read
@@ -129,14 +176,14 @@ package enum PortRegistry {
         var others: [PortCore] = []
         var isForged = false
         entries.withLockedValue { table in
-            guard let index = table.index(forKey: identity) else { return }
+            guard let index = table.index(forKey: key) else { return }
             var anyLive = false
-            for entry in table.values[index] {
-                guard let core = entry.core else { continue }
+            table.values[index].forEach { entry in
+                guard let core = entry.core else { return }
                 anyLive = true
                 guard entry.slots == slots else {
                     others.append(core)
-                    continue
+                    return
                 }
                 if first == nil { first = (core, entry.isProxy) } else { more.append((core, entry.isProxy)) }
             }
@@ -164,37 +211,38 @@ package enum PortRegistry {
 
     /// Every live object standing for `identity`, whatever its descriptors.
     package static func everyPort(_ identity: PortIdentity) -> [PortCore] {
-        cores(identity) { _ in true }
-    }
-
-    /// Drops the records of ports that are gone (called as one goes).
-    package static func prune(_ identity: PortIdentity) {
         withEntries { table, alive in
-            guard let index = table.index(forKey: identity) else { return }
-            // In place: a list read out of the table and written back is copied.
-            table.values[index].removeAll { $0.isGone(or: nil, keeping: &alive) }
-            if table.values[index].isEmpty { table.remove(at: index) }
-        }
-    }
-
-    /// How many identities are recorded: bounded by the live ports.
-    package static var count: Int { entries.withLockedValue { $0.count } }
-
-    private static func cores(_ identity: PortIdentity, where matches: (Entry) -> Bool) -> [PortCore] {
-        withEntries { table, alive in
-            for entry in table[identity] ?? [] where matches(entry) {
+            table[Key(identity)]?.forEach { entry in
                 if let core = entry.core { alive.append(core) }
             }
             return alive
         }
     }
 
+    /// Drops the records of an identity's ports that are gone (called as one goes).
+    package static func prune(_ key: Key) {
+        withEntries { table, alive in
+            guard let index = table.index(forKey: key) else { return }
+            // In place: a value read out of the table and written back is copied.
+            if !table.values[index].removeGone(or: nil, keeping: &alive) { table.remove(at: index) }
+        }
+    }
+
+    /// How many records `identity` has, of live ports or not (tests: a
+    /// port's prune leaves no record of it).
+    package static func recordCount(_ identity: PortIdentity) -> Int {
+        entries.withLockedValue { table in table[Key(identity)].map { 1 + $0.more.count } ?? 0 }
+    }
+
+    /// How many identities are recorded: bounded by the live ports.
+    package static var count: Int { entries.withLockedValue { $0.count } }
+
     /// Runs `body` under the lock. Reading a weak reference makes a strong
     /// one, and should that be the last, the port's `deinit` (which prunes,
     /// taking this lock) would run inside the lock: so every port read is
     /// kept in `alive` and released only after unlocking.
     private static func withEntries<Result>(
-        _ body: (inout [PortIdentity: [Entry]], inout [PortCore]) -> Result
+        _ body: (inout [Key: Records], inout [PortCore]) -> Result
     ) -> Result {
         var alive: [PortCore] = []
         let result = entries.withLockedValue { table in body(&table, &alive) }

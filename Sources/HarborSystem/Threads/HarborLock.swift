@@ -35,7 +35,8 @@ package struct HarborLock<Value: ~Copyable>: ~Copyable {
     /// Guards `initialValue`. C: `pthread_mutex_init(3)` with default attributes.
     @inlinable
     package init(_ initialValue: consuming sending Value) {
-        let base = UnsafeMutableRawPointer.allocate(
+        // From malloc, not `allocate` (posix_memalign): ``HeapBlock``.
+        let base = HeapBlock.allocate(
             byteCount: Self.valueOffset + MemoryLayout<Value>.size,
             alignment: max(MemoryLayout<pthread_mutex_t>.alignment, MemoryLayout<Value>.alignment))
         mutex = base.bindMemory(to: pthread_mutex_t.self, capacity: 1)
@@ -49,7 +50,7 @@ package struct HarborLock<Value: ~Copyable>: ~Copyable {
     deinit {
         value.deinitialize(count: 1)
         pthread_mutex_destroy(mutex)
-        UnsafeMutableRawPointer(mutex).deallocate()
+        HeapBlock.deallocate(UnsafeMutableRawPointer(mutex))
     }
 
     /// Runs `body` with the value while holding the lock, and returns its result.

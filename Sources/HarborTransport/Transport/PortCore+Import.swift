@@ -18,11 +18,13 @@ extension PortCore {
     ) throws(WireRejection) -> SendRightToken {
         let slotsFile: FileKey
         let known: (port: PortCore?, isForged: Bool)
+        // Hashed once, for the look-up and the registration.
+        let key = PortRegistry.Key(identity)
         do {
             slotsFile = try FileKey(of: slots.rawValue)
             // The connection's maker is asked (and fails for anything but
             // a socket) only if a port here holds the same counter.
-            known = try PortRegistry.lookUp(identity, slots: slotsFile) { () throws(SystemError) -> Int32 in
+            known = try PortRegistry.lookUp(key, slots: slotsFile) { () throws(SystemError) -> Int32 in
                 try SeqPacketSocket.creator(socket.rawValue).pid
             }
         } catch {
@@ -49,8 +51,8 @@ extension PortCore {
             throw WireRejection(.badDescriptor, "slot counter: \(error)")
         }
         let proxy = PortCore(identity: identity, name: PortName.next(),
-                             location: .proxy(RemoteRoute(socket: socket, slots: counter)))
-        PortRegistry.register(proxy, slots: slotsFile, isProxy: true)
+                             location: .proxy(RemoteRoute(socket: socket, slots: counter)), registryKey: key)
+        PortRegistry.register(proxy, key: key, slots: slotsFile, isProxy: true)
         return SendRightToken(port: proxy)
     }
 

@@ -1,6 +1,7 @@
 // Harbor — the sending side of a connection to a port in another process.
 import SystemPackage
 import HarborSystem
+import Synchronization
 import HarborPorts
 
 /// Sends to a port whose receive right lives in another process.
@@ -19,11 +20,19 @@ package final class RemoteRoute: Sendable {
     /// `slots`' counter, used on every send without touching the object.
     private let counter: SharedSlots.Counter?
     /// What the route learns after it is made, under one lock (one lock
-    /// fewer to make and free with every proxy).
-    private let learned: HarborLock<Learned>
+    /// fewer to make and free with every proxy), made by the first need
+    /// (``learning(_:)``): a proxy made and dropped unused, as a looked-up
+    /// right often is, makes none. Released in `deinit`.
+    private let learned = Atomic<Unmanaged<LearnedState>?>(nil)
     /// The process that made the connection, when the route's maker had
     /// already asked the kernel (an imported right): read with no lock.
     private let madeBy: ProcessIdentity?
+
+    /// ``Learned`` under its lock, once the route has something to learn.
+    private final class LearnedState: Sendable {
+        let lock: HarborLock<Learned>
+        init(madeBy: ProcessIdentity?) { lock = HarborLock(Learned(waiter: nil, madeBy: madeBy)) }
+    }
 
     private struct Learned {
         /// The eventfd of its wait packets: made on the first wait for a slot, then reused.
@@ -48,7 +57,21 @@ package final class RemoteRoute: Sendable {
         self.slots = slots
         counter = slots?.counter
         madeBy = creator
-        learned = HarborLock(Learned(waiter: nil, madeBy: creator))
+    }
+
+    deinit { learned.load(ordering: .acquiring)?.release() }
+
+    /// Runs `body` on what the route learned, under its lock; makes the
+    /// state on the first call (a race of two first calls keeps one).
+    private func learning<Result>(_ body: (inout Learned) -> Result) -> Result {
+        if let state = learned.load(ordering: .acquiring) {
+            return state._withUnsafeGuaranteedRef { $0.lock.withLockedValue(body) }
+        }
+        let made = Unmanaged.passRetained(LearnedState(madeBy: madeBy))
+        let (stored, current) = learned.compareExchange(expected: nil, desired: made, ordering: .acquiringAndReleasing)
+        if !stored { made.release() }
+        // Held by the route until its deinit: valid while `self` is.
+        return (current ?? made)._withUnsafeGuaranteedRef { $0.lock.withLockedValue(body) }
     }
 
     /// The process that made the connection (`SO_PEERCRED`), asked of the
@@ -56,9 +79,9 @@ package final class RemoteRoute: Sendable {
     /// of a route never changes, so the answer holds for the route's life.
     package func creator() throws(SystemError) -> ProcessIdentity {
         if let madeBy { return madeBy }
-        if let known = learned.withLockedValue({ $0.madeBy }) { return known }
+        if let known = learning({ $0.madeBy }) { return known }
         let asked = try SeqPacketSocket.creator(socket.rawValue)
-        learned.withLockedValue { $0.madeBy = asked }
+        learning { $0.madeBy = asked }
         return asked
     }
 
@@ -172,7 +195,7 @@ package final class RemoteRoute: Sendable {
         // One process's fragments must not interleave with its own other
         // fragmented messages on the shared socket: the receiver reassembles
         // per sending process. Only fragmented sends take this lock.
-        let fragmenting = learned.withLockedValue { learned in
+        let fragmenting = learning { learned in
             if let made = learned.fragmenting { return made }
             let made = FragmentGate()
             learned.fragmenting = made
@@ -328,9 +351,9 @@ package final class RemoteRoute: Sendable {
     }
 
     private func waiterDescriptor() throws(SystemError) -> SharedDescriptor {
-        if let existing = learned.withLockedValue({ $0.waiter }) { return existing }
+        if let existing = learning({ $0.waiter }) { return existing }
         let shared = try SharedDescriptor.makeEventDescriptor()
-        return learned.withLockedValue { learned in
+        return learning { learned in
             if let current = learned.waiter { return current }
             learned.waiter = shared
             return shared
