@@ -17,6 +17,9 @@ import HarborSystem
 /// the process's ``SubscriptionReceiver`` until its next message comes, and
 /// ``close()`` ends such a wait at once.
 final class SubscriberPort: Sendable {
+    /// What a consumer gets once the subscription is cancelled.
+    static var cancelledError: XPCRichError { XPCRichError(.connectionInvalid, "the subscription was cancelled") }
+
     /// Where ``receiveLater(_:)``'s message goes: the message, or the
     /// error that ended the wait.
     typealias Delivery = @Sendable (MessageBox) -> Void
@@ -63,7 +66,6 @@ final class SubscriberPort: Sendable {
     /// One wait at a time; take a queued message with ``tryReceive()``
     /// first (this is for an empty queue).
     func receiveLater(_ delivery: @escaping Delivery) {
-        let cancelled = XPCRichError(.connectionInvalid, "the subscription was cancelled")
         guard let receiver = SubscriptionReceiver.shared else {
             return delivery(MessageBox(.failure(XPCRichError(.connectionInvalid, "no port set to receive events with"))))
         }
@@ -77,9 +79,9 @@ final class SubscriberPort: Sendable {
             waiting.withLock { $0 = delivery }
             return true
         }
-        guard open else { return delivery(MessageBox(.failure(cancelled))) }
+        guard open else { return delivery(MessageBox(.failure(Self.cancelledError))) }
         if !receiver.watch(self) {  // closed meanwhile: close() ended the wait, unless it came first
-            waiting.withLock { $0.take() }.map { $0(MessageBox(.failure(cancelled))) }
+            waiting.withLock { $0.take() }.map { $0(MessageBox(.failure(Self.cancelledError))) }
         }
     }
 
@@ -129,7 +131,7 @@ final class SubscriberPort: Sendable {
         _ = right.withLock { $0.take() }  // the port dies here, after the lock, unless a receive holds it
         SubscriptionReceiver.shared?.forget(self)
         if let delivery = waiting.withLock({ $0.take() }) {
-            delivery(MessageBox(.failure(XPCRichError(.connectionInvalid, "the subscription was cancelled"))))
+            delivery(MessageBox(.failure(Self.cancelledError)))
         }
     }
 }

@@ -74,7 +74,7 @@ extension XPCSession {
         // The publisher's send right is the only one; the send-once right
         // carries the stream's end, or dies with the publisher (a send-once
         // notification here), so either way the stream ends typed.
-        let cancelled = XPCRichError(.connectionInvalid, "the subscription was cancelled")
+        let cancelled = SubscriberPort.cancelledError
         guard let send = port.makeSendRight() else { throw cancelled }
         request.attach(send)
         switch port.makeSendOnceRight() {

@@ -42,7 +42,7 @@ extension XPCSubscription: AsyncSequence {
     func nextWithoutThread() async throws(XPCRichError) -> Event {
         if let ended = endError { throw ended }
         while true {
-            if wasCancelled { throw finish(Self.cancelledError) }
+            if wasCancelled { throw finish(SubscriberPort.cancelledError) }
             let message: Message
             if let queued = port.tryReceive() {
                 message = queued

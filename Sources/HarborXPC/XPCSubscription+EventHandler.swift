@@ -33,7 +33,7 @@ extension XPCSubscription {
     /// when the receiving thread hands it over; either way it is handled on
     /// `target`.
     private func takeNext(_ handler: @escaping EventHandler, on target: HandlerRunner) {
-        if let ended = endError ?? (wasCancelled ? finish(Self.cancelledError) : nil) {
+        if let ended = endError ?? (wasCancelled ? finish(SubscriberPort.cancelledError) : nil) {
             return target.post({ handler(.failure(ended)) }, ifDropped: {})
         }
         let handle: @Sendable (MessageBox) -> Void = { [self] box in

@@ -88,7 +88,7 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
     public func next() throws(XPCRichError) -> Event {
         if let ended = endError { throw ended }
         while true {
-            if wasCancelled { throw finish(Self.cancelledError) }
+            if wasCancelled { throw finish(SubscriberPort.cancelledError) }
             let received: Message?
             do {
                 received = try port.receive()
@@ -96,7 +96,7 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
                 throw finish(XPCRichError(.connectionInvalid, "the subscription's port failed: \(error.code)"))
             }
             guard let message = received else {  // cancelled: the port is gone
-                throw finish(Self.cancelledError)
+                throw finish(SubscriberPort.cancelledError)
             }
             switch step(message) {
             case .event(let event): return event
@@ -131,12 +131,9 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
     /// The error that ended the stream, if it ended.
     var endError: XPCRichError? { ended.withLock { $0 } }
 
-    /// The error of a cancelled subscription.
-    static var cancelledError: XPCRichError { XPCRichError(.connectionInvalid, "the subscription was cancelled") }
-
     /// What `message`, just taken from the port, means to the consumer.
     func step(_ message: consuming Message) -> SubscriptionStep<Event> {
-        if wasCancelled { return .ended(Self.cancelledError) }
+        if wasCancelled { return .ended(SubscriberPort.cancelledError) }
         if let notification = message.notification {
             // The end comes on the send-once right the publisher holds:
             // exactly one of its message and its death notification
@@ -156,7 +153,7 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
             let end = XPCSession.failure(message.text)
             return again != nil && end.code == .connectionInterrupted ? .lost(end) : .ended(end)
         case XPCWire.wake where message.trailer.sender.pid == ProcessIdentity.current.pid:
-            return .ended(Self.cancelledError)
+            return .ended(SubscriberPort.cancelledError)
         default:
             return .skip
         }
@@ -187,7 +184,7 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
         var last = lost
         let me = ProcessIdentity.current.pid
         while true {
-            if wasCancelled { return Self.cancelledError }
+            if wasCancelled { return SubscriberPort.cancelledError }
             do throws(XPCRichError) {
                 try again.send(on: port)
                 resubscribed.withLock { $0 += 1 }
@@ -207,9 +204,9 @@ public final class XPCSubscription<Event: Decodable & Sendable>: Sendable {
             }
             // A pause ``cancel()`` ends: its wake comes to the port.
             do {
-                guard let woken = try port.receive(timeout: Swift.min(pause, left)) else { return Self.cancelledError }
+                guard let woken = try port.receive(timeout: Swift.min(pause, left)) else { return SubscriberPort.cancelledError }
                 if woken.id == XPCWire.wake, woken.notification == nil, woken.trailer.sender.pid == me {
-                    return Self.cancelledError
+                    return SubscriberPort.cancelledError
                 }
             } catch {
                 // The pause passed (or the port failed: the next try says).

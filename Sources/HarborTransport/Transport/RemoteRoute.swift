@@ -30,19 +30,19 @@ package final class RemoteRoute: Sendable {
 
     /// ``Learned`` under its lock, once the route has something to learn.
     private final class LearnedState: Sendable {
-        let lock: HarborLock<Learned>
-        init(madeBy: ProcessIdentity?) { lock = HarborLock(Learned(waiter: nil, madeBy: madeBy)) }
+        let lock = HarborLock(Learned())
     }
 
     private struct Learned {
         /// The eventfd of its wait packets: made on the first wait for a slot, then reused.
-        var waiter: SharedDescriptor?
-        /// The process that made the connection, once asked (``creator()``).
-        var madeBy: ProcessIdentity?
+        var waiter: SharedDescriptor? = nil
+        /// The process that made the connection, once asked (``creator()``;
+        /// a route made knowing it has it in `madeBy`).
+        var madeBy: ProcessIdentity? = nil
         /// Held for the whole of a fragmented send (never by other sends):
         /// made by the route's first one (most routes never fragment, and
         /// a lock made and freed with every proxy costs both).
-        var fragmenting: FragmentGate?
+        var fragmenting: FragmentGate? = nil
     }
 
     /// The lock a fragmented send holds throughout.
@@ -67,7 +67,7 @@ package final class RemoteRoute: Sendable {
         if let state = learned.load(ordering: .acquiring) {
             return state._withUnsafeGuaranteedRef { $0.lock.withLockedValue(body) }
         }
-        let made = Unmanaged.passRetained(LearnedState(madeBy: madeBy))
+        let made = Unmanaged.passRetained(LearnedState())
         let (stored, current) = learned.compareExchange(expected: nil, desired: made, ordering: .acquiringAndReleasing)
         if !stored { made.release() }
         // Held by the route until its deinit: valid while `self` is.
