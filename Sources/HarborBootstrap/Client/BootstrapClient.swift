@@ -179,8 +179,8 @@ public final class BootstrapClient: Sendable {
     }
 
     private func request(_ id: Int32, name: String, carrying rights: [SendRight] = []) throws(BootstrapError) -> Message {
-        try BootstrapName.check(name)
-        return try request(id, body: Array(name.utf8), carrying: rights)
+        guard let body = BootstrapName.body(name) else { throw BootstrapName.invalid(name) }
+        return try request(id, body: body, carrying: rights)
     }
 
     func request(
@@ -201,9 +201,12 @@ public final class BootstrapClient: Sendable {
 extension BootstrapName {
     /// Throws ``BootstrapError/Code/invalidName`` unless `name` is valid.
     static func check(_ name: String) throws(BootstrapError) {
-        guard isValid(name) else {
-            throw BootstrapError(.invalidName, "\(name.debugDescription) is not a valid service name "
-                                 + "(1–\(maximumLength) of A–Z a–z 0–9 . _ - : @)")
-        }
+        guard isValid(name) else { throw invalid(name) }
+    }
+
+    /// The error for `name`, not a valid service name.
+    static func invalid(_ name: String) -> BootstrapError {
+        BootstrapError(.invalidName, "\(name.debugDescription) is not a valid service name "
+                       + "(1–\(maximumLength) of A–Z a–z 0–9 . _ - : @)")
     }
 }

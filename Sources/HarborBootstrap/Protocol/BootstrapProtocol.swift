@@ -86,6 +86,13 @@ package enum BootstrapName {
         return name.withUTF8 { isValid(bytes: $0) }
     }
 
+    /// `name`'s bytes, a request's body, if it is a valid name; else nil.
+    /// Checked and copied from a native string's UTF-8 in place.
+    package static func body(_ name: String) -> [UInt8]? {
+        var name = name
+        return name.withUTF8 { isValid(bytes: $0) ? Array($0) : nil }
+    }
+
     /// Whether `bytes` are a valid service name (so also ASCII, valid UTF-8).
     private static func isValid(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !bytes.isEmpty, bytes.count <= maximumLength else { return false }

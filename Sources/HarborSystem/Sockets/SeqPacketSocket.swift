@@ -264,6 +264,43 @@ package enum SeqPacketSocket {
         return credentials(header)
     }
 
+    /// The sender's credentials and two descriptors, when that is all the
+    /// control data holds (one `SCM_CREDENTIALS`, one `SCM_RIGHTS` of
+    /// exactly two descriptors, no pidfd, nothing cut off): how a send right
+    /// arrives alone (a look-up's answer). Nil otherwise. The descriptors
+    /// are read, not taken: until the caller takes both (or hands the
+    /// control data to ``packet(_:control:)``, which does, as for any
+    /// packet) they are open in this process and owned by nothing.
+    package static func credentialsAndDescriptorPair(
+        _ receipt: Receipt, control: UnsafeMutableRawBufferPointer
+    ) -> (sender: ProcessIdentity, first: CInt, second: CInt)? {
+        let pair = MemoryLayout<CInt>.size * 2
+        guard !receipt.controlWasTruncated,
+              receipt.controlLength == charbor_CMSG_SPACE(MemoryLayout<charbor_ucred>.size) + charbor_CMSG_SPACE(pair)
+        else { return nil }
+        var message = msghdr()
+        message.msg_control = control.baseAddress
+        message.msg_controllen = receipt.controlLength
+        var sender: ProcessIdentity?
+        var descriptors: (CInt, CInt)?
+        var header = charbor_CMSG_FIRSTHDR(&message)
+        while let current = header {
+            guard current.pointee.cmsg_level == SOL_SOCKET else { return nil }
+            if current.pointee.cmsg_type == Int32(charbor_SCM_RIGHTS) {
+                guard descriptors == nil, Int(current.pointee.cmsg_len) == Int(charbor_CMSG_LEN(pair)) else { return nil }
+                let data = UnsafeRawPointer(charbor_CMSG_DATA(current)!)
+                descriptors = (data.loadUnaligned(as: CInt.self),
+                               data.loadUnaligned(fromByteOffset: MemoryLayout<CInt>.size, as: CInt.self))
+            } else {
+                guard sender == nil, let identity = credentials(current) else { return nil }
+                sender = identity
+            }
+            header = charbor_CMSG_NXTHDR(&message, current)
+        }
+        guard let sender, let descriptors, descriptors.0 >= 0, descriptors.1 >= 0 else { return nil }
+        return (sender, descriptors.0, descriptors.1)
+    }
+
     /// The sender in an SCM_CREDENTIALS control message; nil for any other
     /// type, or one too short.
     private static func credentials(_ header: UnsafeMutablePointer<cmsghdr>) -> ProcessIdentity? {

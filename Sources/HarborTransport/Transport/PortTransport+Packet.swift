@@ -120,6 +120,24 @@ extension PortTransport {
             buffers.spareBody = consume spare
             return .message(plain.content(body: body, sender: sender))
         }
+        // A send right and nothing else (a look-up's answer): read in
+        // place, its two descriptors taken as they are.
+        if !receipt.wasTruncated, let arrival = SeqPacketSocket.credentialsAndDescriptorPair(receipt, control: control),
+           let sole = spare.withUnsafeBytes({ rest in
+               InboundPacket.SoleSendRight(UnsafeRawBufferPointer(packetBuffer), rest: rest, byteCount: receipt.byteCount)
+           }) {
+            let socket = SharedDescriptor(taking: arrival.first), slots = SharedDescriptor(taking: arrival.second)
+            let decoded = spare.withUnsafeBytes { rest in
+                Result { () throws(WireRejection) in
+                    try sole.content(rest: rest, sender: arrival.sender, socket: socket, slots: slots)
+                }
+            }
+            buffers.spareBody = consume spare
+            switch decoded {
+            case .success(let content): return .message(content)
+            case .failure(let error): return refuse(error, connection: connection, packet: packetBuffer, byteCount: receipt.byteCount)
+            }
+        }
         var packet = SeqPacketSocket.packet(receipt, control: control)
         if packet.isEndOfFile {
             buffers.spareBody = consume spare
@@ -152,6 +170,21 @@ extension PortTransport {
         (base + WireFormat.headerSize).copyMemory(from: target.baseAddress!, byteCount: inTarget)
     }
 
+    /// A packet refused: counted in `WireRejections`, and a counted
+    /// message's slot given back. The header says whether its sender took
+    /// a slot: a refused packet (descriptors cut short at the descriptor
+    /// limit, a bad entry, anything) must not keep it, or the port fills
+    /// for everyone. Only a send connection's messages count.
+    private func refuse(
+        _ error: WireRejection, connection: OpenConnection, packet: UnsafeMutableRawBufferPointer, byteCount: Int
+    ) -> Received {
+        WireRejections.record(error.reason)
+        let counted = connection.kind == .send
+            && WireHeader.claimsCountedMessage(UnsafeRawBufferPointer(packet), byteCount: byteCount)
+        if counted { counter.release() }
+        return .refused(gaveSlotBack: counted)
+    }
+
     /// Decodes a packet whose bytes are all in the packet buffer.
     ///
     /// Every refusal gives back what the packet took (P12): its descriptors
@@ -165,15 +198,8 @@ extension PortTransport {
         do {
             decoded = try InboundPacket.decode(UnsafeRawBufferPointer(buffers.packet), packet)
         } catch {
-            WireRejections.record(error.reason)
-            // The header says whether its sender took a slot: a refused
-            // packet (descriptors cut short at the descriptor limit, a bad
-            // entry, anything) must not keep it, or the port fills for
-            // everyone. Only a send connection's messages count.
-            let counted = connection.kind == .send
-                && WireHeader.claimsCountedMessage(UnsafeRawBufferPointer(buffers.packet), byteCount: packet.byteCount)
-            if counted { counter.release() }
-            return .refused(gaveSlotBack: counted)  // `packet.descriptors` closes whatever came with it
+            // `packet.descriptors` closes whatever came with it.
+            return refuse(error, connection: connection, packet: buffers.packet, byteCount: packet.byteCount)
         }
         switch consume decoded {
         case .message(var content):
