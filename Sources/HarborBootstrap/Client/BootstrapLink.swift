@@ -187,7 +187,7 @@ final class BootstrapLink: Sendable {
             }
             // Only the server answers (or the process a forwarded request
             // went to): a stray message in the reply port is no answer.
-            let sender = reply.trailer.sender.pid
+            let sender = reply.sender.pid  // read in place: the trailer is not copied
             if reply.notification != nil
                 || link.server.map({ sender != $0.pid && sender != other }) == true {
                 wait = max(.zero, ContinuousClock.now.duration(to: deadline))

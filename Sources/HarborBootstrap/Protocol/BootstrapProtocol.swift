@@ -51,13 +51,16 @@ package enum BootstrapRequest {
     package static func handleBytes(_ handle: UInt64) -> [UInt8] { body([], endingWith: handle) }
 
     /// `body` followed by the 8 bytes of `handle`, little-endian: a request
-    /// naming a registered reply right, made in one allocation.
+    /// naming a registered reply right, made in one allocation. Reserved and
+    /// appended: the specialised path (`init(unsafeUninitializedCapacity:)`
+    /// took the generic allocation, which looks the storage type up at run
+    /// time, about 350 instructions more).
     package static func body(_ body: [UInt8], endingWith handle: UInt64) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: body.count + 8) { buffer, count in
-            let end = buffer.initialize(fromContentsOf: body)
-            withUnsafeBytes(of: handle.littleEndian) { _ = buffer[end...].initialize(fromContentsOf: $0) }
-            count = end + 8
-        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(body.count + 8)
+        bytes.append(contentsOf: body)
+        withUnsafeBytes(of: handle.littleEndian) { bytes.append(contentsOf: $0) }
+        return bytes
     }
 
     /// The handle in the last 8 bytes of `body`, or nil if it is shorter.

@@ -52,6 +52,9 @@ package struct MessageContent: Sendable {
     /// The trailer's sender, read in place (the trailer is not copied).
     package var sender: ProcessIdentity { extra?.trailer.sender ?? .current }
 
+    /// Whether the trailer marks a notification, read in place.
+    package var isNotification: Bool { extra?.trailer.isNotification ?? false }
+
     /// The rights carried in the message, in order.
     package var rights: [CarriedRight] {
         @inlinable @inline(__always) get { extra?.rights ?? [] }

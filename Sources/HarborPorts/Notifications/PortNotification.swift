@@ -44,7 +44,7 @@ extension Message {
     /// The notification this message is, or `nil` for an ordinary message.
     /// Only messages the runtime generated qualify: a sender cannot forge one.
     public var notification: PortNotification? {
-        guard content.trailer.isNotification, content.body.count == 8 else { return nil }
+        guard content.isNotification, content.body.count == 8 else { return nil }
         var raw: UInt64 = 0
         for (index, byte) in content.body.enumerated() { raw |= UInt64(byte) << (8 * UInt64(index)) }
         let port = PortName(rawValue: raw)

@@ -51,7 +51,8 @@ extension InboundPacket {
             rest: UnsafeRawBufferPointer, sender: ProcessIdentity, socket: SharedDescriptor, slots: SharedDescriptor
         ) throws(WireRejection) -> MessageContent {
             let token = try PortCore.importSendRight(identity, socket: socket, slots: slots)
-            let body = [UInt8](UnsafeRawBufferPointer(rebasing: rest[WireFormat.entrySize..<(WireFormat.entrySize + bodyLength)]))
+            let bodyStart = WireFormat.entrySize
+            let body = [UInt8](UnsafeRawBufferPointer(rebasing: rest[bodyStart..<(bodyStart + bodyLength)]))
             return MessageContent(id: id, body: body, rights: [.send(token)], trailer: MessageTrailer(sender: sender),
                                   countsAgainstLimit: countsAgainstLimit)
         }

@@ -135,7 +135,8 @@ extension PortTransport {
             buffers.spareBody = consume spare
             switch decoded {
             case .success(let content): return .message(content)
-            case .failure(let error): return refuse(error, connection: connection, packet: packetBuffer, byteCount: receipt.byteCount)
+            case .failure(let error):
+                return refuse(error, connection: connection, packet: packetBuffer, byteCount: receipt.byteCount)
             }
         }
         var packet = SeqPacketSocket.packet(receipt, control: control)
