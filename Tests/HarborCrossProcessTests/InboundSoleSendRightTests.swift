@@ -102,15 +102,21 @@ struct InboundSoleSendRightTests {
         }
     }
 
+    /// Sends `raw` a right to a port of this process, as its holder would
+    /// (a connection and the port's counter), in `packet(identity)`'s bytes.
+    private func sendHomeRight(to raw: RawConnection, _ packet: (PortIdentity) -> [UInt8]) throws -> ReceiveRight {
+        let home = ReceiveRight()
+        let transport = try home.core.ensureTransport()
+        let connection = try transport.makeConnection(.send)
+        home.core.sendRightMade()
+        try raw.send(packet(home.core.identity), descriptors: [connection.rawValue, transport.slots.descriptor.rawValue])
+        return home
+    }
+
     @Test func aSoleSendRightArrivesAsTheParserWouldDeliverIt() throws {
         try expectNoDescriptorLeak {
             let raw = try RawConnection()
-            let home = ReceiveRight()
-            let transport = try home.core.ensureTransport()
-            let connection = try transport.makeConnection(.send)
-            home.core.sendRightMade()
-            let packet = solePacket(content(counted: false), identity: home.core.identity)
-            try raw.send(packet, descriptors: [connection.rawValue, transport.slots.descriptor.rawValue])
+            let home = try sendHomeRight(to: raw) { solePacket(content(counted: false), identity: $0) }
             var carrier = try raw.port.receive(timeout: .seconds(5))
             #expect(carrier.id == 0x4842_0001)
             #expect(carrier.text == "an answer")
@@ -125,17 +131,14 @@ struct InboundSoleSendRightTests {
     @Test func theSameBytesWithAReplyFlagTakeTheParserAndCarryAReplyRight() throws {
         try expectNoDescriptorLeak {
             let raw = try RawConnection()
-            let home = ReceiveRight()
-            let transport = try home.core.ensureTransport()
-            let connection = try transport.makeConnection(.send)
-            home.core.sendRightMade()
-            let packet = withByte(solePacket(content(counted: false), identity: home.core.identity),
-                                  at: 2, UInt8(WireFormat.Flags.hasReply.rawValue))
-            try raw.send(packet, descriptors: [connection.rawValue, transport.slots.descriptor.rawValue])
+            let home = try sendHomeRight(to: raw) {
+                withByte(solePacket(content(counted: false), identity: $0), at: 2, UInt8(WireFormat.Flags.hasReply.rawValue))
+            }
             let carrier = try raw.port.receive(timeout: .seconds(5))
             #expect(carrier.text == "an answer")
             let hasReply = carrier.hasReplyRight
             #expect(hasReply)
+            withExtendedLifetime(home) {}
         }
     }
 
