@@ -97,6 +97,7 @@ struct PacketInvariants {
             fail("decode: a \(right.kind) right with \(right.descriptorCount) descriptors")
         }
         for index in 0..<count { own(right.firstDescriptor + index) }
+        if right.vouch != nil && right.kind != .send { fail("decode: a \(right.kind) right with a vouch") }
         guard right.kind == .receive else {
             if right.transfer != nil { fail("decode: a \(right.kind) right with a transfer record") }
             return

@@ -25,7 +25,8 @@ struct SoleSendRightTests {
         #expect(tail.isEmpty)
         #expect(encoder.fragmentRegions.isEmpty)
 
-        let stackBuilt = OutboundPacket.soleSendRightHead(content, identity: token.port.identity)
+        let stackBuilt = OutboundPacket.soleSendRightHead(content, identity: token.port.identity,
+                                                          vouch: token.port.slotCounterVouch)
         #expect(stackBuilt.withUnsafeBytes { Array($0) } == head)
         // Both paths send a connection, then the port's slot counter (a port
         // received here that shares no export makes a connection each time).

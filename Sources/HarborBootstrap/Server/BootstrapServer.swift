@@ -3,6 +3,7 @@ import Glibc  // types only: uid_t
 import HarborPorts
 import HarborRunLoop
 import HarborSystem
+import HarborTransport
 
 /// The bootstrap name server (what `harbord` runs), on a run loop.
 ///
@@ -166,6 +167,9 @@ public final class BootstrapServer: @unchecked Sendable {
             throw BootstrapError(.badRequest, "start(on:) must run on the loop's own thread, in a named mode")
         }
         watches = [accepting, noticing]
+        // Clients trust this process as their name server (RelayTrust): its
+        // word on a right's slot counter spares them an fstat and SO_TYPE.
+        SlotCounterVouch.startVouching()
         budget = DescriptorBudget(quotas: quotas)
         starter = UnitStarter(override: unitStarterOverride)
         let declared = entries.count

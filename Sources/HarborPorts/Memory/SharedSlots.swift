@@ -77,9 +77,10 @@ package final class SharedSlots: @unchecked Sendable {
 
     package let descriptor: SharedDescriptor
     private let memory: UnsafeMutableRawPointer
-    /// The counter's file, for one adopted with its key: its mapping goes
-    /// to ``SpareSlotMappings`` rather than being unmapped.
-    private let file: FileKey?
+    /// The counter's file, for one adopted with its key (what `fstat`
+    /// said, or the trusted name server's word): its mapping goes to
+    /// ``SpareSlotMappings`` rather than being unmapped.
+    package let file: FileKey?
     private let local: UnsafeMutablePointer<Int32>
     private var words: UnsafeMutablePointer<Int32> { memory.assumingMemoryBound(to: Int32.self) }
     /// The shared words, for the slow paths outside `Counter`.

@@ -185,7 +185,9 @@ package enum InboundPacket: ~Copyable {
         case .send:
             let socket = try take(right.firstDescriptor)
             let slots = try take(right.firstDescriptor + 1)
-            return .send(try PortCore.importSendRight(right.identity, socket: socket, slots: slots))
+            return .send(try PortCore.importSendRight(
+                right.identity, socket: socket, slots: slots,
+                vouched: SlotCounterVouch.believed(right.vouch, from: sender)))
         case .sendOnce:
             let socket = try take(right.firstDescriptor)
             return .sendOnce(try PortCore.importSendOnceRight(right.identity, socket: socket))

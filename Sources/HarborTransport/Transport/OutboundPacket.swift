@@ -38,7 +38,7 @@ package enum OutboundPacket {
     /// The send right of a message that carries it and nothing else (no
     /// other right, no reply right, no region, no file) and fits one packet
     /// with its entry: nil for any other message. A look-up's answer is
-    /// such a message; it too skips the encoder (``soleSendRightHead(_:identity:)``).
+    /// such a message; it too skips the encoder (``soleSendRightHead(_:identity:vouch:)``).
     static func soleSendRight(_ content: MessageContent) -> SendRightToken? {
         guard content.body.count <= WireFormat.maximumInlinePacket - soleRightHeadSize,
               content.regions.isEmpty, content.files.isEmpty, content.reply == nil || content.reply?.kind == .taken
@@ -52,13 +52,15 @@ package enum OutboundPacket {
     /// the stack: the bytes `WireEncoder` writes for it, the right's two
     /// descriptors (connection, slot counter) being the packet's 0 and 1.
     /// Its body follows them, from the message's own storage.
-    static func soleSendRightHead(_ content: MessageContent, identity: PortIdentity) -> SoleRightHead {
+    static func soleSendRightHead(
+        _ content: MessageContent, identity: PortIdentity, vouch: SlotCounterVouch?
+    ) -> SoleRightHead {
         var head = SoleRightHead()
         withUnsafeMutableBytes(of: &head.words) { raw in
             WireHeader(kind: .message, flags: content.countsAgainstLimit ? .countsAgainstLimit : [], id: content.id,
                        bodyLength: content.body.count, entryCount: 1, descriptorCount: 2).encode(into: raw)
             WireEncoder.writeEntry(into: raw, at: WireFormat.headerSize, kind: .send, descriptorCount: 2,
-                                   firstDescriptor: 0, identity: identity)
+                                   firstDescriptor: 0, identity: identity, vouch: vouch)
         }
         return head
     }

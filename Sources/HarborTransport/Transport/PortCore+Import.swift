@@ -13,15 +13,19 @@ extension PortCore {
     // stands for a port of its own, and a receive right that claims a known
     // port without proof is refused (`forgedRight`) with the port untouched.
 
+    /// `vouched`: a trusted name server's word on the slot counter's file
+    /// (``SlotCounterVouch``), taken instead of `fstat`, and on the
+    /// connection being a packet socket, taken instead of `SO_TYPE`.
     static func importSendRight(
-        _ identity: PortIdentity, socket: SharedDescriptor, slots: SharedDescriptor
+        _ identity: PortIdentity, socket: SharedDescriptor, slots: SharedDescriptor,
+        vouched: SlotCounterVouch? = nil
     ) throws(WireRejection) -> SendRightToken {
         let slotsFile: FileKey
         let known: (port: PortCore?, isForged: Bool)
         // Hashed once, for the look-up and the registration.
         let key = PortRegistry.Key(identity)
         do {
-            slotsFile = try FileKey(of: slots.rawValue)
+            slotsFile = try vouched?.file ?? FileKey(of: slots.rawValue)
             // The connection's maker is asked (and fails for anything but
             // a socket) only if a port here holds the same counter.
             known = try PortRegistry.lookUp(key, slots: slotsFile) { () throws(SystemError) -> Int32 in
@@ -37,7 +41,7 @@ extension PortCore {
             // receiver one connection fewer.
             return SendRightToken(port: existing)
         }
-        guard SeqPacketSocket.isSeqPacket(socket.rawValue) else {
+        guard vouched != nil || SeqPacketSocket.isSeqPacket(socket.rawValue) else {
             throw WireRejection(.badDescriptor, "send right is not a socket")
         }
         // Every right to a port carries that port's one slot counter: a

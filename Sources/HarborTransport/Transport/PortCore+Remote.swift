@@ -49,7 +49,15 @@ extension PortCore {
 
     private func exportSend() throws(PortError) -> ExportedRight {
         let (socket, slots) = try sendRightDescriptors()
-        return ExportedRight(kind: .send, identity: identity, descriptors: [socket, slots])
+        return ExportedRight(kind: .send, identity: identity, descriptors: [socket, slots], vouch: slotCounterVouch)
+    }
+
+    /// This process's word on the slot counter a send right to this port
+    /// carries, if it vouches at all (a name server) and knows the file: a
+    /// proxy's counter as it arrived here. Nil for a port received here.
+    var slotCounterVouch: SlotCounterVouch? {
+        guard SlotCounterVouch.isVouching, let file = remoteRoute?.slots?.file else { return nil }
+        return SlotCounterVouch(file)
     }
 
     /// The two descriptors a send right to this port travels as: a

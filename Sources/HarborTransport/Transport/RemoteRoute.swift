@@ -154,7 +154,8 @@ package final class RemoteRoute: Sendable {
         _ content: MessageContent, _ right: SendRightToken, deadline: WaitDeadline
     ) throws(PortError) {
         let (connection, slots) = try right.port.sendRightDescriptors()
-        let head = OutboundPacket.soleSendRightHead(content, identity: right.port.identity)
+        let head = OutboundPacket.soleSendRightHead(content, identity: right.port.identity,
+                                                    vouch: right.port.slotCounterVouch)
         var descriptors = (connection.rawValue, slots.rawValue)
         let result = withUnsafeBytes(of: &descriptors) { rawDescriptors in
             head.withUnsafeBytes { headBytes in

@@ -11,16 +11,19 @@ package struct ExportedRight {
     package var descriptors: [SharedDescriptor]
     /// For a moved receive right: its state and queue.
     package var transfer: ExportedTransfer?
+    /// For a send right from a name server: its slot counter's file.
+    package var vouch: SlotCounterVouch?
     /// Puts the right back as it was, should the send carrying it fail
     /// (Transport/ExportJournal.swift); nil when nothing needs undoing.
     package var undo: (() -> Void)?
 
     package init(kind: WireFormat.RightKind, identity: PortIdentity, descriptors: [SharedDescriptor],
-                 transfer: ExportedTransfer? = nil, undo: (() -> Void)? = nil) {
+                 transfer: ExportedTransfer? = nil, vouch: SlotCounterVouch? = nil, undo: (() -> Void)? = nil) {
         self.kind = kind
         self.identity = identity
         self.descriptors = descriptors
         self.transfer = transfer
+        self.vouch = vouch
         self.undo = undo
     }
 }
@@ -120,7 +123,7 @@ package struct WireEncoder {
             head.withUnsafeMutableBytes { raw in
                 Self.writeEntry(into: raw, at: entry, kind: right.kind, descriptorCount: right.descriptors.count,
                                 firstDescriptor: first, identity: right.identity,
-                                nested: (offset: nestedOffset, size: nestedSize))
+                                nested: (offset: nestedOffset, size: nestedSize), vouch: right.vouch)
             }
             offset += WireFormat.entrySize
         }
@@ -133,18 +136,25 @@ package struct WireEncoder {
     }
 
     /// Writes one entry (Docs/WireFormat.md, "Entries") at byte `entry` of
-    /// `raw`, whose bytes 2-3 are left as they are (zero): the right's kind,
-    /// how many descriptors it has and the index of its first, its
-    /// identity, and where its nested section lies.
+    /// `raw` (zeroed): the right's kind, how many descriptors it has and
+    /// the index of its first, its identity, and where its nested section
+    /// lies, or, for a vouched send right, its flag and slot counter file.
     static func writeEntry(
         into raw: UnsafeMutableRawBufferPointer, at entry: Int, kind: WireFormat.RightKind, descriptorCount: Int,
-        firstDescriptor: Int, identity: PortIdentity, nested: (offset: Int, size: Int) = (0, 0)
+        firstDescriptor: Int, identity: PortIdentity, nested: (offset: Int, size: Int) = (0, 0),
+        vouch: SlotCounterVouch? = nil
     ) {
         raw.storeBytes(of: kind.rawValue, toByteOffset: entry, as: UInt8.self)
         raw.storeBytes(of: UInt8(descriptorCount), toByteOffset: entry + 1, as: UInt8.self)
         raw.storeBytes(of: UInt32(firstDescriptor).littleEndian, toByteOffset: entry + 4, as: UInt32.self)
         raw.storeBytes(of: identity.origin.littleEndian, toByteOffset: entry + 8, as: UInt64.self)
         raw.storeBytes(of: identity.number.littleEndian, toByteOffset: entry + 16, as: UInt64.self)
+        if let vouch {
+            raw.storeBytes(of: WireFormat.EntryFlags.vouched.rawValue.littleEndian, toByteOffset: entry + 2, as: UInt16.self)
+            raw.storeBytes(of: vouch.device.littleEndian, toByteOffset: entry + 24, as: UInt32.self)
+            raw.storeBytes(of: vouch.inode.littleEndian, toByteOffset: entry + 28, as: UInt32.self)
+            return
+        }
         raw.storeBytes(of: UInt32(nested.offset).littleEndian, toByteOffset: entry + 24, as: UInt32.self)
         raw.storeBytes(of: UInt32(nested.size).littleEndian, toByteOffset: entry + 28, as: UInt32.self)
     }

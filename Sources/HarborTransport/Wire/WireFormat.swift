@@ -72,6 +72,17 @@ package enum WireFormat {
         case file = 7
     }
 
+    /// Bits of an entry's u16 at offset 2 (zero in every other entry).
+    package struct EntryFlags: OptionSet {
+        package let rawValue: UInt16
+        package init(rawValue: UInt16) { self.rawValue = rawValue }
+        /// A send entry whose bytes 24–31 name its slot counter's file
+        /// (u32 device, u32 inode) as its sender found it: believed only
+        /// from a name server the receiver trusts (``SlotCounterVouch``).
+        package static let vouched = EntryFlags(rawValue: 1)
+        package static let known: EntryFlags = [.vouched]
+    }
+
     package enum ConnectionKind: UInt8 {
         case send = 1
         case sendOnce = 2

@@ -42,6 +42,9 @@ package struct WireRight {
     package var identity: PortIdentity
     /// For a moved receive right: the port's state and queue.
     package var transfer: WireTransfer?
+    /// For a send right: its sender's word on its slot counter's file
+    /// (flag `vouched`), believed only from a trusted name server.
+    package var vouch: SlotCounterVouch?
 }
 
 extension WireRight {
@@ -129,7 +132,7 @@ extension WirePacket {
         rights.reserveCapacity(rightCount)
         var entryReader = ByteReader(reader.base, offset: entriesStart)
         for _ in 0..<rightCount {
-            let (rightKind, first, count, identity, nestedOffset, nestedSize) = try readEntry(&entryReader)
+            let (rightKind, first, count, identity, nestedOffset, nestedSize, vouch) = try readEntry(&entryReader)
             let wanted: ClosedRange<Int> = switch rightKind {
             case .send: 2...2
             case .sendOnce: 1...1
@@ -162,7 +165,7 @@ extension WirePacket {
                 throw WireRejection(.badLength, "a file entry with an identity")
             }
             rights.append(WireRight(kind: rightKind, firstDescriptor: first, descriptorCount: count,
-                                    identity: identity, transfer: transfer))
+                                    identity: identity, transfer: transfer, vouch: vouch))
         }
         // Carried files: after the regions, before the reply; taken out
         // first, so what is left is rights, regions, reply as before.
@@ -229,22 +232,30 @@ extension WirePacket {
     }
 
     /// One right entry: kind, first descriptor, descriptor count,
-    /// identity, nested offset and size.
+    /// identity, nested offset and size, and a send right's vouch (whose
+    /// bytes stand where the nested offset and size would: those are 0).
     @inline(__always)
     private static func readEntry(
         _ reader: inout ByteReader
-    ) throws(WireRejection) -> (WireFormat.RightKind, Int, Int, PortIdentity, Int, Int) {
+    ) throws(WireRejection) -> (WireFormat.RightKind, Int, Int, PortIdentity, Int, Int, SlotCounterVouch?) {
         let rawRight = try reader.read(UInt8.self)
         guard let rightKind = WireFormat.RightKind(rawValue: rawRight) else {
             throw WireRejection(.unknownKind, "right kind \(rawRight)")
         }
         let count = Int(try reader.read(UInt8.self))
-        _ = try reader.read(UInt16.self)
+        let entryFlags = WireFormat.EntryFlags(rawValue: try reader.read(UInt16.self))
+        guard entryFlags.isSubset(of: .known), entryFlags.isEmpty || rightKind == .send else {
+            throw WireRejection(.unknownKind, "entry flags \(entryFlags.rawValue) on a \(rightKind) right")
+        }
         let first = try reader.readLength()
         let identity = PortIdentity(origin: try reader.read(UInt64.self), number: try reader.read(UInt64.self))
+        if entryFlags.contains(.vouched) {
+            let vouch = SlotCounterVouch(device: try reader.read(UInt32.self), inode: try reader.read(UInt32.self))
+            return (rightKind, first, count, identity, 0, 0, vouch)
+        }
         let nestedOffset = try reader.readLength()
         let nestedSize = try reader.readLength()
-        return (rightKind, first, count, identity, nestedOffset, nestedSize)
+        return (rightKind, first, count, identity, nestedOffset, nestedSize, nil)
     }
 
     private static func parseTransfer(
