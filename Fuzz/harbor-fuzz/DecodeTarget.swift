@@ -85,7 +85,7 @@ enum DecodeTarget {
         }
         let bodyStart = WireHeader.size + WireFormat.entrySize
         guard isSole, sole.id == parsed.id, sole.identity == parsed.rights[0].identity,
-              parsed.rights[0].firstDescriptor == 0, parsed.rights[0].descriptorCount == 2,
+              sole.vouch == parsed.rights[0].vouch, parsed.rights[0].firstDescriptor == 0, parsed.rights[0].descriptorCount == 2,
               parsed.body == bodyStart..<(bodyStart + sole.bodyLength),
               sole.countsAgainstLimit == parsed.flags.contains(.countsAgainstLimit) else {
             fail("decode: the one-send-right path and the parser disagree: id \(sole.id)/\(parsed.id), "

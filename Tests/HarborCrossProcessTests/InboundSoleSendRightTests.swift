@@ -12,8 +12,9 @@ import HarborSystem
 @testable import HarborTransport
 
 /// The bytes `RemoteRoute` sends for a message carrying `right` alone.
-private func solePacket(_ content: MessageContent, identity: PortIdentity) -> [UInt8] {
-    OutboundPacket.soleSendRightHead(content, identity: identity).withUnsafeBytes { Array($0) } + content.body
+private func solePacket(_ content: MessageContent, identity: PortIdentity, vouch: SlotCounterVouch? = nil) -> [UInt8] {
+    OutboundPacket.soleSendRightHead(content, identity: identity, vouch: vouch).withUnsafeBytes { Array($0) }
+        + content.body
 }
 
 /// `SoleSendRight`'s reading of `packet`, split as the pump receives it.
@@ -45,6 +46,20 @@ struct InboundSoleSendRightTests {
         #expect(sole.countsAgainstLimit == parsed.flags.contains(.countsAgainstLimit))
         #expect(parsed.rights.count == 1 && parsed.reply == nil && parsed.regions.isEmpty && parsed.files.isEmpty)
         #expect(readSole(solePacket(content(body: ""), identity: identity))?.bodyLength == 0)
+        #expect(sole.vouch == nil)
+    }
+
+    @Test func aVouchedRightIsReadInPlaceWithItsVouch() throws {
+        let vouch = SlotCounterVouch(device: 0x2d, inode: 0x1_0203)
+        let packet = solePacket(content(), identity: identity, vouch: vouch)
+        let sole = try #require(readSole(packet))
+        let parsed = try packet.withUnsafeBytes { try WirePacket.parse($0, descriptorCount: 2) }
+        #expect(sole.vouch == vouch)
+        #expect(parsed.rights.first?.vouch == vouch)
+        #expect(sole.identity == parsed.rights.first?.identity)
+        // Any other entry flag: the parser's to refuse.
+        #expect(readSole(withByte(packet, at: WireFormat.headerSize + 2, 2)) == nil)
+        #expect(readSole(withByte(packet, at: WireFormat.headerSize + 2, 3)) == nil)
     }
 
     @Test func everyOtherShapeGoesToTheParser() {
