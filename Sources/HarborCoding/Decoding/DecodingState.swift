@@ -87,8 +87,14 @@ final class DecodingState {
         let count = Int(tape[node].keyLength)
         var name = name
         return name.withUTF8 { utf8 in
-            utf8.count == count && body.withUnsafeBufferPointer { body in
-                UnsafeBufferPointer(rebasing: body[start..<(start + count)]).elementsEqual(utf8)
+            guard utf8.count == count else { return false }
+            return body.withUnsafeBufferPointer { body in
+                var index = 0
+                while index < count {
+                    guard body[start &+ index] == utf8[index] else { return false }
+                    index &+= 1
+                }
+                return true
             }
         }
     }
