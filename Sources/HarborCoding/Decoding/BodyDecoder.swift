@@ -92,6 +92,9 @@ final class BodyDecoder: Decoder, SingleValueDecodingContainer {
         if T.self == [UInt8].self, let bytes = state.bytes(node) { return unsafeBitCast(bytes, to: T.self) }
         if T.self == Bool.self { return unsafeBitCast(try state.bool(node, path: self.path(key)), to: T.self) }
         if T.self == Double.self { return unsafeBitCast(try state.double(node, path: self.path(key)), to: T.self) }
+        // This decoder's own value (the top level, a single-value
+        // container's) is decoded by this decoder: a new one would be the same.
+        if key == nil, node == self.node { return try T(from: self) }
         return try T(from: BodyDecoder(self, node: node, key: key))
     }
 

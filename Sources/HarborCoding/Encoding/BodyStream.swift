@@ -25,6 +25,9 @@ struct BodyStream {
     /// The keys of open keyed containers past their first few: where each
     /// one's UTF-8 is (``OpenContainer/firstKeys``).
     private var keys: [UInt64] = []
+    /// The keys of each open keyed container that holds more than a few
+    /// (``OpenContainer/seen``).
+    private var keySets: [Set<[UInt8]>] = []
     private var nextID = 0
     /// How many containers the stream's values are in already (1 for a
     /// ``MessageValueWriter``'s values, which are in its array).
@@ -113,13 +116,15 @@ struct BodyStream {
         guard range.upperBound <= Int(UInt32.max) else { return refuse() }
         let packed = UInt64(range.lowerBound) << 32 | UInt64(range.count)
         let count = innermost!.count
-        if innermost!.seen != nil {
-            guard innermost!.seen!.insert(Array(writer.bytes[range])).inserted else { return refuse() }
+        let seen = innermost!.seen
+        if seen >= 0 {
+            guard keySets[seen].insert(Array(writer.bytes[range])).inserted else { return refuse() }
         } else {
             if isWritten(range, count: count) { return refuse() }
             if count == Self.linearLimit {
-                innermost!.seen = Set(keys[innermost!.keysFrom...].map { Array(writer.bytes[Self.range($0)]) })
-                innermost!.seen!.insert(Array(writer.bytes[range]))
+                innermost!.seen = keySets.count
+                keySets.append(Set(keys[innermost!.keysFrom...].map { Array(writer.bytes[Self.range($0)]) }))
+                keySets[keySets.count - 1].insert(Array(writer.bytes[range]))
             }
         }
         if count < OpenContainer.inlineKeys {
@@ -178,6 +183,7 @@ struct BodyStream {
         innermost = nil
         outer.removeAll(keepingCapacity: true)
         keys.removeAll(keepingCapacity: true)
+        keySets.removeAll()
         failed = false
     }
 
@@ -185,6 +191,7 @@ struct BodyStream {
         guard let container = innermost else { return }
         innermost = outer.popLast()
         if container.keysFrom >= 0 { keys.removeSubrange(container.keysFrom...) }
+        if container.seen >= 0 { keySets.removeSubrange(container.seen...) }
         writer.patchCount(container.count, at: container.countAt)
     }
 

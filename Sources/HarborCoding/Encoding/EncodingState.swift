@@ -15,12 +15,12 @@ final class EncodingState {
     private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
     /// ``userInfo``, made the first time a value asks for it.
     private var anyUserInfo: [CodingUserInfoKey: Any]?
-    private(set) var rights: [CarriedRight] = []
-    private(set) var regions: [MappedRegion] = []
+    @exclusivity(unchecked) private(set) var rights: [CarriedRight] = []
+    @exclusivity(unchecked) private(set) var regions: [MappedRegion] = []
     /// Carried files: the message's own duplicates, closed with this state
     /// if the encoding fails.
-    private(set) var files: [CarriedFile?] = []
-    private var carriers: [(index: Int, carrier: any RightCarrier)] = []
+    @exclusivity(unchecked) private(set) var files: [CarriedFile?] = []
+    @exclusivity(unchecked) private var carriers: [(index: Int, carrier: any RightCarrier)] = []
     /// The body, written as the value encodes.
     @exclusivity(unchecked) var stream: BodyStream
 
@@ -108,6 +108,7 @@ final class EncodingState {
     /// Moves every carrier's right into ``rights``; if one was taken
     /// meanwhile (another thread), puts back those already moved and throws.
     func takeCarriedRights() throws(MessageCodingError) {
+        if carriers.isEmpty { return }
         for (position, entry) in carriers.enumerated() {
             guard let right = entry.carrier.takeCarried() else {
                 for earlier in carriers[..<position] {

@@ -18,8 +18,9 @@ struct OpenContainer {
     /// Where its keys start in the stream's array of keys once it holds
     /// more than ``inlineKeys``; -1 before.
     var keysFrom = -1
-    /// Its keys, once it holds more than a few (a linear search costs more then).
-    var seen: Set<[UInt8]>?
+    /// Where its keys' set is in the stream's sets, once it holds more
+    /// than a few keys (a linear search costs more then); -1 before.
+    var seen = -1
 
     /// How many keys ``firstKeys`` holds.
     static var inlineKeys: Int { 8 }
