@@ -90,6 +90,7 @@ final class BodyDecoder: Decoder, SingleValueDecodingContainer {
             return unsafeBitCast(try state.integer(node, Int.self, path: self.path(key)), to: T.self)
         }
         if T.self == [UInt8].self, let bytes = state.bytes(node) { return unsafeBitCast(bytes, to: T.self) }
+        if T.self == [String].self, let strings = state.strings(node) { return unsafeBitCast(strings, to: T.self) }
         if T.self == Bool.self { return unsafeBitCast(try state.bool(node, path: self.path(key)), to: T.self) }
         if T.self == Double.self { return unsafeBitCast(try state.double(node, path: self.path(key)), to: T.self) }
         // This decoder's own value (the top level, a single-value

@@ -154,6 +154,22 @@ final class DecodingState {
         return strings[Int(tape[node].payload)]
     }
 
+    /// The strings of an array of strings, or nil if the node is not one
+    /// (the caller then decodes it value by value, for the typed error).
+    func strings(_ node: Int) -> [String]? {
+        guard tape[node].tag == .array else { return nil }
+        let end = Int(tape[node].end)
+        var strings: [String] = []
+        strings.reserveCapacity(Int(tape[node].count))
+        var child = node + 1
+        while child < end {
+            guard tape[child].tag == .string else { return nil }
+            strings.append(self.strings[Int(tape[child].payload)])
+            child += 1
+        }
+        return strings
+    }
+
     /// A byte string's bytes, or nil if the node is not one.
     func bytes(_ node: Int) -> [UInt8]? {
         guard tape[node].tag == .bytes else { return nil }

@@ -76,6 +76,19 @@ struct BodyStream {
         return id
     }
 
+    /// Writes an array of strings whole (as its unkeyed container would);
+    /// false (the stream failed) when it is nested too deep.
+    mutating func strings(_ strings: [String]) -> Bool {
+        guard outerDepth + height < MessageCodingFormat.maximumDepth else {
+            failed = true
+            return false
+        }
+        writer.tag(.array)
+        writer.varint(UInt64(strings.count))
+        for string in strings { writer.string(string) }
+        return true
+    }
+
     /// Makes container `id` the innermost open one, finishing those opened
     /// inside it; false (the stream failed) if it has finished.
     @inline(__always)

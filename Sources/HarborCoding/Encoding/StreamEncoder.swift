@@ -143,6 +143,10 @@ final class StreamEncoder: Encoder, SingleValueEncodingContainer, MessageBodyEnc
     @inline(__always)
     func encode<T: Encodable>(_ value: T, at key: @autoclosure () -> any CodingKey) throws {
         if state.stream.writer.primitive(value) { return }
+        if T.self == [String].self {
+            _ = state.stream.strings(unsafeBitCast(value, to: [String].self))
+            return
+        }
         try encodeNested(value, at: key())
     }
 
