@@ -27,7 +27,7 @@ final class DecodingState {
     @exclusivity(unchecked) var hintContainer = -1
     @exclusivity(unchecked) var hint = 0
 
-    init(body: [UInt8], reader: BodyReader, rights: [CarriedRight], regions: [MappedRegion],
+    init(body: [UInt8], reader: consuming BodyReader, rights: [CarriedRight], regions: [MappedRegion],
          files: [CarriedFile?] = [], userInfo: [CodingUserInfoKey: any Sendable]) {
         self.files = files
         self.body = body
