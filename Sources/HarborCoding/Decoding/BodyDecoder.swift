@@ -3,7 +3,7 @@ import HarborPorts
 
 /// Decodes the value at one node of a parsed body; also its own
 /// single-value container.
-final class BodyDecoder: Decoder, SingleValueDecodingContainer {
+final class BodyDecoder: Decoder, SingleValueDecodingContainer, CodingPathLink {
     let state: DecodingState
     let node: Int
     /// The decoder of the value this one's value is in, and its key there:
@@ -14,15 +14,8 @@ final class BodyDecoder: Decoder, SingleValueDecodingContainer {
 
     var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
 
-    var codingPath: [any CodingKey] {
-        var path: [any CodingKey] = []
-        var decoder: BodyDecoder? = self
-        while let current = decoder, let key = current.key {
-            path.append(key)
-            decoder = current.parent
-        }
-        return path.reversed()
-    }
+    var pathKey: (any CodingKey)? { key }
+    var pathParent: BodyDecoder? { parent }
 
     /// The top-level value's decoder.
     init(state: DecodingState) {

@@ -5,7 +5,7 @@ import HarborPorts
 /// the way a value is encoded when ``BodyStream`` cannot write it as it
 /// goes; also its own single-value container (a value that asks for one
 /// writes ``node`` directly).
-final class BodyEncoder: Encoder, SingleValueEncodingContainer, MessageBodyEncoding {
+final class BodyEncoder: Encoder, SingleValueEncodingContainer, MessageBodyEncoding, CodingPathLink {
     let state: EncodingState
     /// The encoder of the value this one's value is in, and its key there:
     /// the coding path, made only when asked for (an error, a value that
@@ -23,15 +23,8 @@ final class BodyEncoder: Encoder, SingleValueEncodingContainer, MessageBodyEncod
 
     var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
 
-    var codingPath: [any CodingKey] {
-        var path: [any CodingKey] = []
-        var encoder: BodyEncoder? = self
-        while let current = encoder, let key = current.key {
-            path.append(key)
-            encoder = current.parent
-        }
-        return path.reversed()
-    }
+    var pathKey: (any CodingKey)? { key }
+    var pathParent: BodyEncoder? { parent }
 
     init(state: EncodingState) {
         self.state = state

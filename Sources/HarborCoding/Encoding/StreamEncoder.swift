@@ -5,7 +5,7 @@ import HarborPorts
 /// that was the body's end when the encoder was made; also its own
 /// single-value container. What the stream cannot write fails it, and
 /// ``MessageEncoder`` encodes the value again with ``BodyEncoder``.
-final class StreamEncoder: Encoder, SingleValueEncodingContainer, MessageBodyEncoding {
+final class StreamEncoder: Encoder, SingleValueEncodingContainer, MessageBodyEncoding, CodingPathLink {
     let state: EncodingState
     /// The encoder of the value this one's value is in, and its key there:
     /// the coding path, made only when asked for.
@@ -25,15 +25,8 @@ final class StreamEncoder: Encoder, SingleValueEncodingContainer, MessageBodyEnc
 
     var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
 
-    var codingPath: [any CodingKey] {
-        var path: [any CodingKey] = []
-        var encoder: StreamEncoder? = self
-        while let current = encoder, let key = current.key {
-            path.append(key)
-            encoder = current.parent
-        }
-        return path.reversed()
-    }
+    var pathKey: (any CodingKey)? { key }
+    var pathParent: StreamEncoder? { parent }
 
     /// The encoder of a top-level value, at the end of the body.
     init(state: EncodingState) {

@@ -16,23 +16,9 @@ final class HarborCodedEcho: BenchmarkVariant {
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
         guard let call else { throw BenchmarkFailure("measure before start") }
-        var failure: (any Error)?
-        let encoder = MessageEncoder()
-        let decoder = MessageDecoder()
-        measureEach(iterations: iterations, warmUp: warmUp, per: 16, into: &samples) {
-            for _ in 0..<16 {
-                do {
-                    var message = try encoder.encode(call, id: 3)
-                    let back = try decoder.decode(EchoCall.self, from: &message)
-                    if back.sequence != call.sequence || back.data != call.data {
-                        failure = BenchmarkFailure("the coded call came back different")
-                    }
-                } catch {
-                    failure = error
-                }
-            }
+        try measureHarborCodingRoundTrips(of: call, iterations: iterations, warmUp: warmUp, into: &samples) {
+            $0.sequence == call.sequence && $0.data == call.data
         }
-        if let failure { throw failure }
     }
 
     func stop() { call = nil }
