@@ -3,7 +3,7 @@ import HarborPorts
 
 /// Decodes the value at one node of a parsed body; also its own
 /// single-value container.
-final class BodyDecoder: Decoder, SingleValueDecodingContainer {
+final class BodyDecoder: Decoder, SingleValueDecodingContainer, CodingPathLink {
     let state: DecodingState
     let node: Int
     /// The decoder of the value this one's value is in, and its key there:
@@ -14,15 +14,8 @@ final class BodyDecoder: Decoder, SingleValueDecodingContainer {
 
     var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
 
-    var codingPath: [any CodingKey] {
-        var path: [any CodingKey] = []
-        var decoder: BodyDecoder? = self
-        while let current = decoder, let key = current.key {
-            path.append(key)
-            decoder = current.parent
-        }
-        return path.reversed()
-    }
+    var pathKey: (any CodingKey)? { key }
+    var pathParent: BodyDecoder? { parent }
 
     /// The top-level value's decoder.
     init(state: DecodingState) {
@@ -90,8 +83,12 @@ final class BodyDecoder: Decoder, SingleValueDecodingContainer {
             return unsafeBitCast(try state.integer(node, Int.self, path: self.path(key)), to: T.self)
         }
         if T.self == [UInt8].self, let bytes = state.bytes(node) { return unsafeBitCast(bytes, to: T.self) }
+        if T.self == [String].self, let strings = state.strings(node) { return unsafeBitCast(strings, to: T.self) }
         if T.self == Bool.self { return unsafeBitCast(try state.bool(node, path: self.path(key)), to: T.self) }
         if T.self == Double.self { return unsafeBitCast(try state.double(node, path: self.path(key)), to: T.self) }
+        // This decoder's own value (the top level, a single-value
+        // container's) is decoded by this decoder: a new one would be the same.
+        if key == nil, node == self.node { return try T(from: self) }
         return try T(from: BodyDecoder(self, node: node, key: key))
     }
 

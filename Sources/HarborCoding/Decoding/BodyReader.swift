@@ -37,7 +37,8 @@ struct BodyReader {
                                      "version \(version); this decoder reads version \(MessageCodingFormat.version)")
         }
         var reader = BodyReader(body: body, rightKinds: rightKinds, regionCount: regionCount, fileCount: fileCount)
-        reader.tape.reserveCapacity(min(body.count, 32))
+        // At most 16 nodes (640 bytes) ahead: an allocation malloc serves from its per-thread cache.
+        reader.tape.reserveCapacity(min(body.count, 16))
         reader.offset = 1
         try reader.value(depth: 0, key: -1..<(-1))
         guard reader.offset == body.count else {

@@ -27,7 +27,7 @@ final class DecodingState {
     @exclusivity(unchecked) var hintContainer = -1
     @exclusivity(unchecked) var hint = 0
 
-    init(body: [UInt8], reader: BodyReader, rights: [CarriedRight], regions: [MappedRegion],
+    init(body: [UInt8], reader: consuming BodyReader, rights: [CarriedRight], regions: [MappedRegion],
          files: [CarriedFile?] = [], userInfo: [CodingUserInfoKey: any Sendable]) {
         self.files = files
         self.body = body
@@ -87,8 +87,14 @@ final class DecodingState {
         let count = Int(tape[node].keyLength)
         var name = name
         return name.withUTF8 { utf8 in
-            utf8.count == count && body.withUnsafeBufferPointer { body in
-                UnsafeBufferPointer(rebasing: body[start..<(start + count)]).elementsEqual(utf8)
+            guard utf8.count == count else { return false }
+            return body.withUnsafeBufferPointer { body in
+                var index = 0
+                while index < count {
+                    guard body[start &+ index] == utf8[index] else { return false }
+                    index &+= 1
+                }
+                return true
             }
         }
     }
@@ -146,6 +152,22 @@ final class DecodingState {
     func string(_ node: Int, path: @autoclosure () -> [any CodingKey]) throws(MessageCodingError) -> String {
         try expect(node, .string, path: path())
         return strings[Int(tape[node].payload)]
+    }
+
+    /// The strings of an array of strings, or nil if the node is not one
+    /// (the caller then decodes it value by value, for the typed error).
+    func strings(_ node: Int) -> [String]? {
+        guard tape[node].tag == .array else { return nil }
+        let end = Int(tape[node].end)
+        var strings: [String] = []
+        strings.reserveCapacity(Int(tape[node].count))
+        var child = node + 1
+        while child < end {
+            guard tape[child].tag == .string else { return nil }
+            strings.append(self.strings[Int(tape[child].payload)])
+            child += 1
+        }
+        return strings
     }
 
     /// A byte string's bytes, or nil if the node is not one.

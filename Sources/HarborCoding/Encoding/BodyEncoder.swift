@@ -1,9 +1,11 @@
 // Harbor — the Encoder a value encodes itself into, and its single-value container.
 import HarborPorts
 
-/// Encodes one value into an ``EncodedNode``; also its own single-value
-/// container (a value that asks for one writes ``node`` directly).
-final class BodyEncoder: Encoder, SingleValueEncodingContainer {
+/// Encodes one value into an ``EncodedNode``, a tree written afterwards:
+/// the way a value is encoded when ``BodyStream`` cannot write it as it
+/// goes; also its own single-value container (a value that asks for one
+/// writes ``node`` directly).
+final class BodyEncoder: Encoder, SingleValueEncodingContainer, MessageBodyEncoding, CodingPathLink {
     let state: EncodingState
     /// The encoder of the value this one's value is in, and its key there:
     /// the coding path, made only when asked for (an error, a value that
@@ -21,15 +23,8 @@ final class BodyEncoder: Encoder, SingleValueEncodingContainer {
 
     var userInfo: [CodingUserInfoKey: Any] { state.userInfo }
 
-    var codingPath: [any CodingKey] {
-        var path: [any CodingKey] = []
-        var encoder: BodyEncoder? = self
-        while let current = encoder, let key = current.key {
-            path.append(key)
-            encoder = current.parent
-        }
-        return path.reversed()
-    }
+    var pathKey: (any CodingKey)? { key }
+    var pathParent: BodyEncoder? { parent }
 
     init(state: EncodingState) {
         self.state = state
@@ -146,14 +141,12 @@ final class BodyEncoder: Encoder, SingleValueEncodingContainer {
         return child.result
     }
 
-    /// The body encoder behind `encoder`, or a typed error saying that
-    /// `what` (a right, a region) can be encoded only into a message.
-    static func of(_ encoder: any Encoder, encoding what: String) throws(MessageCodingError) -> BodyEncoder {
-        guard let body = encoder as? BodyEncoder else {
-            throw MessageCodingError(.invalidValue,
-                                     "\(what) can be encoded only by a MessageEncoder, into a message, not by \(type(of: encoder))",
-                                     codingPath: encoder.codingPath)
+    /// Writes a carried right's, region's or file's index (`kind` its tag) as the value.
+    func writeCarried(_ kind: MessageCodingFormat.Tag, index: Int) {
+        node = switch kind {
+        case .region: .region(index)
+        case .file: .file(index)
+        default: .right(kind, index)
         }
-        return body
     }
 }

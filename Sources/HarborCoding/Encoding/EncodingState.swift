@@ -2,8 +2,11 @@
 import HarborPorts
 
 /// The carried rights and out-of-line regions of the message being
-/// encoded, in the order the value's fields name them; shared by every
-/// encoder and container of one ``MessageEncoder/encode(_:id:)`` call.
+/// encoded, in the order the value's fields name them, and the body as it
+/// is streamed (``BodyStream``); shared by every encoder and container of
+/// one ``MessageEncoder/encode(_:id:)`` call (one thread's, for the length
+/// of the call: `@exclusivity(unchecked)` spares the runtime's access
+/// checks on the stream, written at every value).
 ///
 /// A carrier's right (receive, send-once) stays in its carrier until the
 /// whole value has encoded; only then are they all moved into the message,
@@ -12,14 +15,36 @@ final class EncodingState {
     private let sendableUserInfo: [CodingUserInfoKey: any Sendable]
     /// ``userInfo``, made the first time a value asks for it.
     private var anyUserInfo: [CodingUserInfoKey: Any]?
-    private(set) var rights: [CarriedRight] = []
-    private(set) var regions: [MappedRegion] = []
+    @exclusivity(unchecked) private(set) var rights: [CarriedRight] = []
+    @exclusivity(unchecked) private(set) var regions: [MappedRegion] = []
     /// Carried files: the message's own duplicates, closed with this state
     /// if the encoding fails.
-    private(set) var files: [CarriedFile?] = []
-    private var carriers: [(index: Int, carrier: any RightCarrier)] = []
+    @exclusivity(unchecked) private(set) var files: [CarriedFile?] = []
+    @exclusivity(unchecked) private var carriers: [(index: Int, carrier: any RightCarrier)] = []
+    /// The body, written as the value encodes.
+    @exclusivity(unchecked) var stream: BodyStream
 
-    init(userInfo: [CodingUserInfoKey: any Sendable]) { sendableUserInfo = userInfo }
+    /// A state whose stream writes `writer`'s bytes, its values in `outerDepth` containers already.
+    init(userInfo: [CodingUserInfoKey: any Sendable], writer: BodyWriter = BodyWriter(), outerDepth: Int = 0) {
+        sendableUserInfo = userInfo
+        stream = BodyStream(writer: writer, outerDepth: outerDepth)
+    }
+
+    /// How many rights, regions, files and carriers were added so far:
+    /// where a value's own begin.
+    var mark: (rights: Int, regions: Int, files: Int, carriers: Int) {
+        (rights.count, regions.count, files.count, carriers.count)
+    }
+
+    /// Forgets the rights, regions, files and carriers added since `mark`
+    /// (a value about to be encoded again): their references are released,
+    /// the files closed, the carriers' rights left in them.
+    func rollBack(to mark: (rights: Int, regions: Int, files: Int, carriers: Int)) {
+        rights.removeSubrange(mark.rights...)
+        regions.removeSubrange(mark.regions...)
+        files.removeSubrange(mark.files...)
+        carriers.removeSubrange(mark.carriers...)
+    }
 
     /// The encoder's `userInfo`: the one the encoding was given, converted
     /// once, when a value first asks (most never do).
@@ -83,6 +108,7 @@ final class EncodingState {
     /// Moves every carrier's right into ``rights``; if one was taken
     /// meanwhile (another thread), puts back those already moved and throws.
     func takeCarriedRights() throws(MessageCodingError) {
+        if carriers.isEmpty { return }
         for (position, entry) in carriers.enumerated() {
             guard let right = entry.carrier.takeCarried() else {
                 for earlier in carriers[..<position] {

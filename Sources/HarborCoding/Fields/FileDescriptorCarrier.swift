@@ -71,7 +71,7 @@ public final class FileDescriptorCarrier: Codable, Sendable {
     public func encode(to encoder: any Encoder) throws {
         let body = try BodyEncoder.of(encoder, encoding: "a file descriptor")
         let copy = try duplicate(emptying: false, path: body.codingPath)
-        body.node = .file(try body.state.add(CarriedFile(SharedDescriptor(taking: copy)), path: body.codingPath))
+        body.writeCarried(.file, index: try body.state.add(CarriedFile(SharedDescriptor(taking: copy)), path: body.codingPath))
     }
 
     /// A duplicate of the held descriptor, made under the lock (so a

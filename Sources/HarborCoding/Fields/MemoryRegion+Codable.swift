@@ -28,7 +28,7 @@ extension MemoryRegion: Codable {
     /// - Throws: ``MessageCodingError`` unless the encoder is a ``MessageEncoder``'s.
     public func encode(to encoder: any Encoder) throws {
         let body = try BodyEncoder.of(encoder, encoding: "an out-of-line region")
-        body.node = .region(try body.state.add(mapping, path: body.codingPath))
+        body.writeCarried(.region, index: try body.state.add(mapping, path: body.codingPath))
     }
 
     /// The region the body names, shared with the message.

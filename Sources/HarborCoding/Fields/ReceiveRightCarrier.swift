@@ -64,7 +64,7 @@ public final class ReceiveRightCarrier: Codable, Sendable, RightCarrier {
     /// - Throws: ``MessageCodingError`` unless the encoder is a ``MessageEncoder``'s.
     public func encode(to encoder: any Encoder) throws {
         let body = try BodyEncoder.of(encoder, encoding: "a receive right")
-        body.node = .right(.receiveRight, try body.state.add(self, path: body.codingPath))
+        body.writeCarried(.receiveRight, index: try body.state.add(self, path: body.codingPath))
     }
 
     /// Takes the receive right the body names out of the message.

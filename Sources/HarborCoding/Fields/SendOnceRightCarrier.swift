@@ -65,7 +65,7 @@ public final class SendOnceRightCarrier: Codable, Sendable, RightCarrier {
     /// - Throws: ``MessageCodingError`` unless the encoder is a ``MessageEncoder``'s.
     public func encode(to encoder: any Encoder) throws {
         let body = try BodyEncoder.of(encoder, encoding: "a send-once right")
-        body.node = .right(.sendOnceRight, try body.state.add(self, path: body.codingPath))
+        body.writeCarried(.sendOnceRight, index: try body.state.add(self, path: body.codingPath))
     }
 
     /// Takes the send-once right the body names out of the message.

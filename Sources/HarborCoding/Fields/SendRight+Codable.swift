@@ -11,7 +11,7 @@ extension SendRight: Codable {
     /// - Throws: ``MessageCodingError`` unless the encoder is a ``MessageEncoder``'s.
     public func encode(to encoder: any Encoder) throws {
         let body = try BodyEncoder.of(encoder, encoding: "a send right")
-        body.node = .right(.sendRight, try body.state.add(self, path: body.codingPath))
+        body.writeCarried(.sendRight, index: try body.state.add(self, path: body.codingPath))
     }
 
     /// Takes the send right the body names out of the message.

@@ -24,6 +24,7 @@ struct CodableMessage: Benchmark {
             "each sample is 16 encode+decode pairs, divided by 16; each variant checks what came back.",
             "hand: fixed-width numbers and one-byte lengths, every length checked when reading (the floor).",
             "foundation-*: coders made once; Data to and from the message's body counted in.",
+            "harbor-coding-echo: interface-call's EchoCall { sequence: Int, data: [UInt8] } (64 bytes) instead.",
         ]
     }
 
@@ -35,6 +36,7 @@ struct CodableMessage: Benchmark {
             FoundationCodedRequest(.propertyList),
             HandCodedRequest(withRight: true),
             HarborCodedRequest(withRight: true),
+            HarborCodedEcho(),
         ]
     }
 }

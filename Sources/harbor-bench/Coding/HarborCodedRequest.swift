@@ -25,21 +25,9 @@ final class HarborCodedRequest: BenchmarkVariant {
 
     func measure(iterations: Int, warmUp: Int, into samples: inout [Int64]) throws {
         guard let request else { throw BenchmarkFailure("measure before start") }
-        var failure: (any Error)?
-        let encoder = MessageEncoder()
-        let decoder = MessageDecoder()
-        measureEach(iterations: iterations, warmUp: warmUp, per: 16, into: &samples) {
-            for _ in 0..<16 {
-                do {
-                    var message = try encoder.encode(request, id: 3)
-                    let back = try decoder.decode(ClockRequest.self, from: &message)
-                    if !back.matches(request) { failure = BenchmarkFailure("the coded request came back different") }
-                } catch {
-                    failure = error
-                }
-            }
+        try measureHarborCodingRoundTrips(of: request, iterations: iterations, warmUp: warmUp, into: &samples) {
+            $0.matches(request)
         }
-        if let failure { throw failure }
     }
 
     func stop() {
