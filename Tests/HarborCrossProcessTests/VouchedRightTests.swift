@@ -39,6 +39,30 @@ struct VouchedRightTests {
         }
     }
 
+    /// What one vouched right leaves behind: the right as received, the
+    /// other end of its connection, and the counter's real file beside the
+    /// (false) one vouched for, whose holder is kept here.
+    private struct Arrival {
+        let received: SendRight
+        let sink: SharedDescriptor
+        let real: FileKey
+        let vouched: FileKey
+        let vouchedHolder: SharedSlots
+    }
+
+    /// Sends `raw`'s port a right to a port nobody here knows whose entry
+    /// vouches for another counter's file than its own, and takes it.
+    private func sendFalselyVouched(_ identity: PortIdentity, on raw: RawConnection) throws -> Arrival {
+        let (sink, sending) = try SeqPacketSocket.makePair()
+        let counter = try SharedSlots(free: 4)
+        let other = try SharedSlots(free: 1)
+        let vouched = try FileKey(of: other.descriptor.rawValue)
+        try sendForged(vouchedRight(identity, connection: sending, counter: counter, vouch: vouched), on: raw.socket)
+        var carrier = try raw.port.receive(timeout: .seconds(5))
+        return Arrival(received: try carrier.takeSendRight(at: 0), sink: sink,
+                       real: try FileKey(of: counter.descriptor.rawValue), vouched: vouched, vouchedHolder: other)
+    }
+
     @Test func P11_aSendRightFromTheTrustedNameServerIsTakenOnItsWord() throws {
         // The test's own process stands for the name server: the kernel
         // names it as the packet's sender, and this process trusts it.
@@ -46,31 +70,24 @@ struct VouchedRightTests {
         defer { RelayTrust.revoke(.current) }
         try expectNoDescriptorLeak {
             let raw = try RawConnection()
-            let (sink, sending) = try SeqPacketSocket.makePair()
-            let counter = try SharedSlots(free: 4)
-            let real = try FileKey(of: counter.descriptor.rawValue)
             // A vouch that is not the counter's file: believed, so the port
             // is registered by it. The kernel was not asked.
-            let other = try SharedSlots(free: 1)
-            let vouched = try FileKey(of: other.descriptor.rawValue)
             let identity = PortIdentity(origin: 0x0c0f_fee0, number: 11)
-            try sendForged(vouchedRight(identity, connection: sending, counter: counter, vouch: vouched),
-                           on: raw.socket)
-            var carrier = try raw.port.receive(timeout: .seconds(5))
-            let received = try carrier.takeSendRight(at: 0)
-            #expect(try registeredFile(identity, [real, vouched]) == vouched, "the name server's word, not fstat's")
-            try received.send(Message(id: 1, text: "through the vouched right"), timeout: .zero)
+            let arrival = try sendFalselyVouched(identity, on: raw)
+            #expect(try registeredFile(identity, [arrival.real, arrival.vouched]) == arrival.vouched,
+                    "the name server's word, not fstat's")
+            try arrival.received.send(Message(id: 1, text: "through the vouched right"), timeout: .zero)
             var buffer = [UInt8](repeating: 0, count: 256)
-            #expect(recv(sink.rawValue, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0)
+            #expect(recv(arrival.sink.rawValue, &buffer, buffer.count, Int32(MSG_DONTWAIT)) > 0)
 
             // Its word covers the connection too: no SO_TYPE asked.
             let (streamSink, stream) = try streamPair()
             let streamIdentity = PortIdentity(origin: 0x0c0f_fee0, number: 12)
             try sendForged(vouchedRight(streamIdentity, connection: stream, counter: try SharedSlots(free: 1),
-                                        vouch: vouched), on: raw.socket)
+                                        vouch: arrival.vouched), on: raw.socket)
             var second = try raw.port.receive(timeout: .seconds(5))
             _ = try second.takeSendRight(at: 0)
-            withExtendedLifetime((sink, streamSink, other)) {}
+            withExtendedLifetime((arrival, streamSink)) {}
         }
     }
 
@@ -78,28 +95,21 @@ struct VouchedRightTests {
         #expect(!RelayTrust.trusts(.current))
         try expectNoDescriptorLeak {
             let raw = try RawConnection()
-            let (sink, sending) = try SeqPacketSocket.makePair()
-            let counter = try SharedSlots(free: 4)
-            let real = try FileKey(of: counter.descriptor.rawValue)
-            let other = try SharedSlots(free: 1)
-            let claimed = try FileKey(of: other.descriptor.rawValue)
             let identity = PortIdentity(origin: 0x0c0f_fee0, number: 21)
-            try sendForged(vouchedRight(identity, connection: sending, counter: counter, vouch: claimed),
-                           on: raw.socket)
-            var carrier = try raw.port.receive(timeout: .seconds(5))
-            let received = try carrier.takeSendRight(at: 0)
-            #expect(try registeredFile(identity, [real, claimed]) == real, "fstat's answer: the claim is ignored")
-            withExtendedLifetime(received) {}
+            let arrival = try sendFalselyVouched(identity, on: raw)
+            #expect(try registeredFile(identity, [arrival.real, arrival.vouched]) == arrival.real,
+                    "fstat's answer: the claim is ignored")
 
             // Nor does the claim spare the connection's check.
             let (streamSink, stream) = try streamPair()
             let refused = try raw.refusals(.badDescriptor) {
                 try sendForged(vouchedRight(PortIdentity(origin: 0x0c0f_fee0, number: 22), connection: stream,
-                                            counter: try SharedSlots(free: 1), vouch: claimed), on: raw.socket)
+                                            counter: try SharedSlots(free: 1), vouch: arrival.vouched),
+                               on: raw.socket)
                 #expect(raw.nothingDelivered())
             }
             #expect(refused == 1)
-            withExtendedLifetime((sink, streamSink, other)) {}
+            withExtendedLifetime((arrival, streamSink)) {}
         }
     }
 
