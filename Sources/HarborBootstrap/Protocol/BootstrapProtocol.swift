@@ -52,9 +52,9 @@ package enum BootstrapRequest {
 
     /// `body` followed by the 8 bytes of `handle`, little-endian: a request
     /// naming a registered reply right, made in one allocation. Reserved and
-    /// appended: the specialised path (`init(unsafeUninitializedCapacity:)`
-    /// took the generic allocation, which looks the storage type up at run
-    /// time, about 350 instructions more).
+    /// appended, the specialised path (`init(unsafeUninitializedCapacity:)`
+    /// goes through the generic allocation, which looks the storage type up
+    /// at run time: about 350 instructions more).
     package static func body(_ body: [UInt8], endingWith handle: UInt64) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(body.count + 8)
