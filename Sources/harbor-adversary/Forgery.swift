@@ -93,13 +93,25 @@ enum Forgery {
     /// comes back. A service: ask it to `forward` the right to the
     /// adversary, and see whose socket arrives. A socket that is not the
     /// adversary's own is a stolen right: it sends "stolen" down it.
+    /// With `--vouch true`, every forged right also vouches (entry flag
+    /// `vouched`) that its slot counter is the victim port's own, whose
+    /// file the adversary reads from the counter of its honest right to
+    /// the victim: a word only a trusted name server's is taken for.
     static func forgeSend(_ target: Target, _ options: Options, _ report: Report) {
         let claims = [target.identity] + guesses(around: target.identity, count: options.guesses)
         var accepted = 0, refused = 0, stolen = 0, stolenOther = 0, forwardedToOwn = 0, lost = 0
+        var vouch: (device: UInt32, inode: UInt32)?
+        if options.vouch {
+            guard let victimCounter = RawIO.file32(target.slots) else {
+                Report.fail("the victim's slot counter file does not fit a vouch")
+            }
+            vouch = victimCounter
+        }
+        report.set("vouched", vouch == nil ? 0 : claims.count)
         for (index, identity) in claims.enumerated() {
             let junk = OwnPort()
             let junkSlots = ownSlotCounter()
-            let forged = OutRight.send(identity, socket: junk.sending, slots: junkSlots)
+            let forged = OutRight.send(identity, socket: junk.sending, slots: junkSlots, vouch: vouch)
             var received: Inbound.Right?
             switch target.kind {
             case .harbord:

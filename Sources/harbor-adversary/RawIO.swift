@@ -131,6 +131,15 @@ enum RawIO {
 
     static func eventDescriptor() -> CInt { eventfd(0, CInt(EFD_CLOEXEC | EFD_NONBLOCK)) }
 
+    /// The device and inode of an open file (a slot counter's identity), or
+    /// nil if `fstat` fails or either needs more than 32 bits.
+    static func file32(_ fd: CInt) -> (device: UInt32, inode: UInt32)? {
+        var info = stat()
+        guard fstat(fd, &info) == 0, let device = UInt32(exactly: info.st_dev),
+              let inode = UInt32(exactly: info.st_ino) else { return nil }
+        return (device, inode)
+    }
+
     /// The inode of an open file (a socket's identity).
     static func inode(_ fd: CInt) -> UInt64 {
         var info = stat()

@@ -22,6 +22,13 @@ enum Wire {
         static let transfers: UInt16 = 16
     }
 
+    /// Entry flags (offset 2 of an entry).
+    enum EntryFlag {
+        /// The sender's word on a send right's slot counter file: device
+        /// and inode in bytes 24–31, believed only from a trusted name server.
+        static let vouched: UInt16 = 1
+    }
+
     enum EntryKind: UInt8 { case send = 1, sendOnce = 2, receive = 3, taken = 4, memory = 5, copied = 6 }
 }
 
@@ -64,7 +71,10 @@ struct Entry {
     var descriptorCount: UInt8
     var first: UInt32
     var identity: Identity
+    var flags: UInt16 = 0
+    /// A receive entry's transfer record offset; a vouched send entry's slot counter device.
     var nestedOffset: UInt32 = 0
+    /// A receive entry's transfer record length; a vouched send entry's slot counter inode.
     var nestedLength: UInt32 = 0
 
     static func send(_ identity: Identity, first: Int) -> Entry {
@@ -120,7 +130,7 @@ struct Packet {
         for entry in entries {
             out.put(entry.kind)
             out.put(entry.descriptorCount)
-            out.put(UInt16(0))
+            out.put(entry.flags)
             out.put(entry.first)
             out.put(entry.identity.origin)
             out.put(entry.identity.number)

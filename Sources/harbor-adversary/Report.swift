@@ -5,7 +5,7 @@ import HarborPeerCommands
 
 /// The command line: `harbor-adversary ATTACK [--target service|harbord]
 /// [--socket PATH] [--out FILE] [--count N] [--hold SECONDS] [--name NAME]
-/// [--guesses N]`.
+/// [--guesses N] [--vouch true]`.
 struct Options {
     var attack = ""
     var target = Target.Kind.service
@@ -15,6 +15,9 @@ struct Options {
     var hold: Double = 0
     var name = "root.secret"
     var guesses = 24
+    /// `forge-send`: each forged right vouches for the victim port's real
+    /// slot counter file (entry flag `vouched`).
+    var vouch = false
 
     init(_ arguments: [String]) {
         var rest = arguments[...]
@@ -29,6 +32,7 @@ struct Options {
             case "--hold": hold = Double(value) ?? 0
             case "--name": name = value
             case "--guesses": guesses = Int(value) ?? guesses
+            case "--vouch": vouch = value == "true"
             default: Report.fail("unknown option \(option)")
             }
         }

@@ -10,9 +10,13 @@ struct OutRight {
     var kind: Wire.EntryKind
     var identity: Identity
     var descriptors: [CInt]
+    /// A send right's slot counter file as the entry vouches for it (flag
+    /// `vouched`): what only a trusted name server's word may stand for.
+    var vouch: (device: UInt32, inode: UInt32)?
 
-    static func send(_ identity: Identity, socket: CInt, slots: CInt) -> OutRight {
-        OutRight(kind: .send, identity: identity, descriptors: [socket, slots])
+    static func send(_ identity: Identity, socket: CInt, slots: CInt,
+                     vouch: (device: UInt32, inode: UInt32)? = nil) -> OutRight {
+        OutRight(kind: .send, identity: identity, descriptors: [socket, slots], vouch: vouch)
     }
 
     static func sendOnce(_ identity: Identity, socket: CInt) -> OutRight {
@@ -153,8 +157,14 @@ final class Target {
     static func assemble(_ packet: inout Packet, rights: [OutRight], reply: OutRight?) -> [CInt] {
         var descriptors: [CInt] = []
         for right in rights + (reply.map { [$0] } ?? []) {
-            packet.entries.append(Entry(kind: right.kind.rawValue, descriptorCount: UInt8(right.descriptors.count),
-                                        first: UInt32(descriptors.count), identity: right.identity))
+            var entry = Entry(kind: right.kind.rawValue, descriptorCount: UInt8(right.descriptors.count),
+                              first: UInt32(descriptors.count), identity: right.identity)
+            if let vouch = right.vouch {
+                entry.flags = Wire.EntryFlag.vouched
+                entry.nestedOffset = vouch.device
+                entry.nestedLength = vouch.inode
+            }
+            packet.entries.append(entry)
             descriptors += right.descriptors
         }
         if reply != nil { packet.flags |= Wire.Flag.hasReply }

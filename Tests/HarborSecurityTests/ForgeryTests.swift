@@ -82,6 +82,20 @@ extension SecurityTests {
             _ = consume keptPort
         }
 
+        /// P11: a service takes a vouch only from the name server it trusts:
+        /// forged send rights claiming its port, vouching for its real slot
+        /// counter's file, forwarded back to the adversary, are still the
+        /// adversary's own sockets.
+        @Test func P11_aFalseVouchStealsNothingFromAService() throws {
+            let victim = try ServiceVictim()
+            let siege = try besiege(victim, "forge-send", ["--guesses", "8", "--vouch", "true"])
+            expectContained(siege)
+            #expect(siege.adversary.int("vouched") == siege.adversary.int("claims"), "\(siege.summary)")
+            #expect((siege.adversary.int("claims") ?? 0) > 1, "\(siege.summary)")
+            #expect(siege.adversary.int("stolen") == 0, "stole a right: \(siege.summary)")
+            #expect(siege.adversary.int("forgedOwnHonoured") == 0, "\(siege.summary)")
+        }
+
         /// P11: reply rights (send-once) claiming the victim port's identity
         /// and its neighbours, on sockets of the adversary's: a claim names
         /// nothing but the socket it came with, so every answer goes back to
