@@ -88,6 +88,7 @@ int charbor_getresgid(gid_t *real, gid_t *effective, gid_t *saved) { return getr
 int charbor_epoll_pwait2(int epfd, struct epoll_event *events, int maxevents, const struct timespec *timeout) {
     return (int)syscall(SYS_epoll_pwait2, epfd, events, maxevents, timeout, NULL, 0);
 }
+int charbor_name_thread(const char *name) { return pthread_setname_np(pthread_self(), name); }
 int charbor_ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout) {
     return ppoll(fds, count, timeout, NULL);
 }

@@ -2,6 +2,7 @@
 import Dispatch
 import HarborPorts
 import HarborRunLoop
+import HarborSystem
 import HarborTestSupport
 import Testing
 
@@ -55,6 +56,23 @@ extension RunLoopTests {
         // type. The test is deprecated itself so that naming the deprecated
         // alias does not warn (the build is warning-free).
         @available(*, deprecated, message: "names RunLoopThread on purpose")
+        /// RL17: the worker's thread carries the worker's name (its first
+        /// 15 bytes, whole characters), not the name of whichever thread
+        /// started it, so `top -H` and `perf` tell a daemon's loop apart.
+        @Test func RL17_theWorkersThreadCarriesItsName() throws {
+            for (name, shown) in [("rl17-named", "rl17-named"), ("rl17-a-much-longer-name", "rl17-a-much-lon"),
+                                  ("rl17-ééééééé", "rl17-ééééé")] {
+                let worker = LoopWorker(name: name)
+                let seen = EventLog()
+                try worker.performAndWait {
+                    let comm = (try? FileSystem.contents(of: "/proc/thread-self/comm")) ?? []
+                    seen.append(String(decoding: comm.prefix { $0 != 0x0A }, as: UTF8.self))
+                }
+                worker.stop()
+                #expect(seen.all == [shown], "worker \(name)")
+            }
+        }
+
         @Test func RL17_theOldNameRunLoopThreadIsLoopWorker() throws {
             #expect(ObjectIdentifier(RunLoopThread.self) == ObjectIdentifier(LoopWorker.self))
             let worker = RunLoopThread(name: "rl17-old-name")

@@ -153,6 +153,9 @@ pid_t charbor_gettid(void);
 
 // _GNU_SOURCE-only declarations Swift's importer does not see.
 int charbor_ppoll(struct pollfd *fds, nfds_t count, const struct timespec *timeout);
+// pthread_setname_np is _GNU_SOURCE-only: names the calling thread (at most
+// 15 bytes and a zero; longer fails with ERANGE). Returns its result.
+int charbor_name_thread(const char *name);
 // accept4 is _GNU_SOURCE-only: a connection accepted with its flags set at
 // once (SOCK_CLOEXEC | SOCK_NONBLOCK), so no spawn can race a later fcntl.
 int charbor_accept4(int fd, int flags);

@@ -24,7 +24,8 @@ import HarborSystem
 public final class LoopWorker: Sendable {
     /// The worker's loop: add sources, timers and observers to it from any thread.
     public let loop: Loop
-    /// The worker's name, for logs and descriptions.
+    /// The worker's name, for logs and descriptions; also its thread's name
+    /// (its first 15 bytes: what `top -H`, `ps -L` and `perf` show).
     public let name: String
     private let thread: HarborLock<SystemThread?>
     private let stopping = StopFlag()
@@ -37,6 +38,7 @@ public final class LoopWorker: Sendable {
         let stopping = self.stopping
         let keepAlive = self.keepAlive
         let handle = SystemThread.start {
+            SystemThread.nameCurrent(name)
             let loop = Loop.current
             loop.add(keepAlive, forMode: .default)
             handOff.deliver(loop)

@@ -63,6 +63,25 @@ package struct SystemThread: Hashable, Sendable {
     /// Lets the thread end on its own; its handle is not used again. C: `pthread_detach`.
     package func detach() { _ = pthread_detach(handle) }
 
+    /// The longest thread name the kernel keeps, in bytes (`TASK_COMM_LEN`
+    /// less its terminating zero).
+    package static let nameLimit = 15
+
+    /// Names the calling thread as `ps -L`, `top -H`, `perf` and
+    /// `/proc/PID/task/TID/comm` show it: `name`'s first
+    /// ``nameLimit`` bytes, cut at a character boundary. A thread starts
+    /// with its creator's name (on Linux a new thread copies it), so a
+    /// thread started from a pool thread would otherwise carry the pool's.
+    /// C: `pthread_setname_np`.
+    package static func nameCurrent(_ name: String) {
+        var kept = ""
+        for character in name {
+            guard kept.utf8.count + character.utf8.count <= nameLimit else { break }
+            kept.append(character)
+        }
+        _ = charbor_name_thread(kept)
+    }
+
     /// The kernel's id of the calling thread (the process id on the main thread).
     package static var kernelID: Int32 { charbor_gettid() }
 
