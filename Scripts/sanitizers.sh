@@ -63,7 +63,8 @@ for sanitizer in "${sanitizers[@]}"; do
 
     mkdir -p "$scratch"  # a fresh clone has none; the build log goes there
     echo "sanitizers: swift build --sanitize=$sanitizer --build-tests ($scratch)"
-    if ! swift build --sanitize="$sanitizer" --build-tests --scratch-path "$scratch" >"$scratch/build.log" 2>&1; then
+    # The build's deadline: about three times what it takes from scratch here.
+    if ! timeout 1800 swift build --sanitize="$sanitizer" --build-tests --scratch-path "$scratch" >"$scratch/build.log" 2>&1; then
         grep -E "error:" -A3 "$scratch/build.log" | head -60 >&2 || tail -40 "$scratch/build.log" >&2
         echo "sanitizers: $sanitizer build FAILED" >&2
         exit 1

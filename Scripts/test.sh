@@ -18,10 +18,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash Scripts/install-deps.sh
-bash Scripts/build.sh debug
+# Every step has its own deadline (timeout, on the step's process group):
+# the tests' is the watchdog's, below; the others' are generous multiples
+# of what they take on a fresh two-CPU machine.
+timeout 900 bash Scripts/install-deps.sh
+timeout 3000 bash Scripts/build.sh debug
 echo "test: soundness: libc only in System, @unchecked Sendable justified, one type per file, root test suites with deadlines (Scripts/soundness.sh)"
-bash Scripts/soundness.sh
+timeout 300 bash Scripts/soundness.sh
 echo "test: model checking, the port protocol in Promela (Scripts/model.sh)"
 bash Scripts/model.sh
 
@@ -38,12 +41,12 @@ fi
 echo "test: swift tests passed"
 
 echo "test: DocC, one site of every library, warning-free and linked across modules (Scripts/docs.sh)"
-bash Scripts/docs.sh
+timeout 1500 bash Scripts/docs.sh
 
 echo "test: fuzzing, 20 s a target over its corpus (Scripts/fuzz.sh --bounded)"
 bash Scripts/fuzz.sh --bounded
 echo "test: systemd unit lint (Scripts/systemd-test/lint.sh)"
-bash Scripts/systemd-test/lint.sh
+timeout 300 bash Scripts/systemd-test/lint.sh
 echo "test: harbord under a real systemd (Scripts/systemd-test/run.sh)"
 bash Scripts/systemd-test/run.sh
 echo "test: installing on a server, the static build, the .deb (Scripts/install-test.sh)"

@@ -52,10 +52,6 @@ extension RunLoopTests {
             }
         }
 
-        // Code written against the old name still compiles and gets the same
-        // type. The test is deprecated itself so that naming the deprecated
-        // alias does not warn (the build is warning-free).
-        @available(*, deprecated, message: "names RunLoopThread on purpose")
         /// RL17: the worker's thread carries the worker's name (its first
         /// 15 bytes, whole characters), not the name of whichever thread
         /// started it, so `top -H` and `perf` tell a daemon's loop apart.
@@ -73,6 +69,10 @@ extension RunLoopTests {
             }
         }
 
+        // Code written against the old name still compiles and gets the same
+        // type. The test is deprecated itself so that naming the deprecated
+        // alias does not warn (the build is warning-free).
+        @available(*, deprecated, message: "names RunLoopThread on purpose")
         @Test func RL17_theOldNameRunLoopThreadIsLoopWorker() throws {
             #expect(ObjectIdentifier(RunLoopThread.self) == ObjectIdentifier(LoopWorker.self))
             let worker = RunLoopThread(name: "rl17-old-name")
