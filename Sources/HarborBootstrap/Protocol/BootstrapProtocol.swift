@@ -51,10 +51,10 @@ package enum BootstrapRequest {
     package static func handleBytes(_ handle: UInt64) -> [UInt8] { body([], endingWith: handle) }
 
     /// `body` followed by the 8 bytes of `handle`, little-endian: a request
-    /// naming a registered reply right, made in one allocation. Reserved and
-    /// appended, the specialised path (`init(unsafeUninitializedCapacity:)`
+    /// naming a registered reply right, made in one allocation. Reserving and
+    /// appending takes the specialised path; `init(unsafeUninitializedCapacity:)`
     /// goes through the generic allocation, which looks the storage type up
-    /// at run time: about 350 instructions more).
+    /// at run time (about 350 instructions more).
     package static func body(_ body: [UInt8], endingWith handle: UInt64) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(body.count + 8)
