@@ -24,23 +24,33 @@ import HarborSystem
 ///
 /// **Thread safety:** any thread.
 public enum RelayTrust {
-    private static let trusted = HarborLock<[ProcessIdentity: Int]>([:])
+    /// The trusted relays with how many ``trust(_:)`` calls each holds: one
+    /// entry per name server this process is connected to, so a short list
+    /// searched in order (a reply's check compares a few words, where a
+    /// hashed table hashed the identity under the lock on every message).
+    private static let trusted = HarborLock<[(relay: ProcessIdentity, count: Int)]>([])
 
     /// Whether `relay`'s word on who sent the messages it relays is taken.
     public static func trusts(_ relay: ProcessIdentity) -> Bool {
-        trusted.withLockedValue { $0[relay] != nil }
+        trusted.withLockedValue { list in list.contains { $0.relay == relay } }
     }
 
     /// Takes `server`'s word from now on (counted: each call needs its ``revoke(_:)``).
     package static func trust(_ server: ProcessIdentity) {
-        trusted.withLockedValue { $0[server, default: 0] += 1 }
+        trusted.withLockedValue { list in
+            if let index = list.firstIndex(where: { $0.relay == server }) {
+                list[index].count += 1
+            } else {
+                list.append((server, 1))
+            }
+        }
     }
 
     /// Withdraws one ``trust(_:)`` of `server`.
     package static func revoke(_ server: ProcessIdentity) {
-        trusted.withLockedValue { table in
-            guard let count = table[server] else { return }
-            table[server] = count > 1 ? count - 1 : nil
+        trusted.withLockedValue { list in
+            guard let index = list.firstIndex(where: { $0.relay == server }) else { return }
+            if list[index].count > 1 { list[index].count -= 1 } else { list.remove(at: index) }
         }
     }
 }
