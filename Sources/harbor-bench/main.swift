@@ -16,6 +16,8 @@ var arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == PeerLink.subcommand { runCrossProcessPeer(Array(arguments.dropFirst())) }
 // The other process of the bootstrap-lookup benchmark's descriptor floor.
 if arguments.first == DescriptorReplyFloor.subcommand { DescriptorReplyFloor.serve() }
+// The other process of the bootstrap-lookup benchmark's look-up shape floor.
+if arguments.first == LookUpShapeFloor.subcommand { LookUpShapeFloor.serve() }
 var options = RunOptions()
 var names: [String] = []
 while !arguments.isEmpty {

@@ -12,6 +12,9 @@ struct BootstrapLookUp: Benchmark {
         "floor: a 16-byte request and its echo over a SEQPACKET socket pair to another process (cat).",
         "floor-fds: the raw minimum of a look-up: a 16-byte request, and a reply carrying two descriptors"
             + " (SCM_RIGHTS, what a send right is) that the asker closes, to another process (harbor-bench itself).",
+        "floor-shape: a look-up's system calls with no Harbor code: a 42-byte request; the answerer sleeps in an epoll set"
+            + " nested in another, asks the inner set, receives, answers with 56 bytes and two descriptors; the asker waits in"
+            + " epoll_pwait2 (5 s timeout), receives, closes both; SO_PASSCRED on both ends (lookup-cached against it: Harbor's own work).",
         "lookup-cold: connect to harbord's socket, receive the bootstrap right, look the name up (a new process's first look-up).",
         "lookup-cached: look the name up again on an open connection: one request and one reply carrying a send right,"
             + " dropped at once (so each reply's right is a port new to this process).",
@@ -25,7 +28,7 @@ struct BootstrapLookUp: Benchmark {
 
     func makeVariants() throws -> [any BenchmarkVariant] {
         let fixture = try BootstrapFixture()
-        return [ProcessEchoFloor(), DescriptorReplyFloor(), LookUpVariant(fixture, .cold),
+        return [ProcessEchoFloor(), DescriptorReplyFloor(), LookUpShapeFloor(), LookUpVariant(fixture, .cold),
                 LookUpVariant(fixture, .cached), LookUpVariant(fixture, .held)]
     }
 }

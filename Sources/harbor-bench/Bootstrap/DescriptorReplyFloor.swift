@@ -47,9 +47,10 @@ final class DescriptorReplyFloor: BenchmarkVariant {
     }
 
     /// One `recvmsg` into `bytes`; closes the descriptors that came with it
-    /// and returns how many did (-1 if the peer is gone).
+    /// (in whichever control message holds them: credentials may come
+    /// first) and returns how many did (-1 if the peer is gone).
     @inline(__always)
-    private static func receive(
+    static func receive(
         _ socket: CInt, _ bytes: UnsafeMutableRawBufferPointer, control: UnsafeMutableRawPointer, space: Int
     ) -> Int {
         var vector = iovec(iov_base: bytes.baseAddress, iov_len: bytes.count)
@@ -60,12 +61,18 @@ final class DescriptorReplyFloor: BenchmarkVariant {
             message.msg_control = control
             message.msg_controllen = space
             guard recvmsg(socket, &message, Int32(charbor_MSG_CMSG_CLOEXEC)) > 0 else { return -1 }
-            guard message.msg_controllen > 0, let header = charbor_CMSG_FIRSTHDR(&message),
-                  header.pointee.cmsg_type == Int32(charbor_SCM_RIGHTS) else { return 0 }
-            let count = (Int(header.pointee.cmsg_len) - charbor_CMSG_LEN(0)) / MemoryLayout<CInt>.size
-            let descriptors = UnsafeRawPointer(charbor_CMSG_DATA(header)!)
-            for index in 0..<count { close(descriptors.load(fromByteOffset: index * 4, as: CInt.self)) }
-            return count
+            var closed = 0
+            var next = message.msg_controllen > 0 ? charbor_CMSG_FIRSTHDR(&message) : nil
+            while let header = next {
+                if header.pointee.cmsg_level == SOL_SOCKET, header.pointee.cmsg_type == Int32(charbor_SCM_RIGHTS) {
+                    let count = (Int(header.pointee.cmsg_len) - charbor_CMSG_LEN(0)) / MemoryLayout<CInt>.size
+                    let descriptors = UnsafeRawPointer(charbor_CMSG_DATA(header)!)
+                    for index in 0..<count { close(descriptors.load(fromByteOffset: index * 4, as: CInt.self)) }
+                    closed += count
+                }
+                next = charbor_CMSG_NXTHDR(&message, header)
+            }
+            return closed
         }
     }
 
@@ -78,27 +85,8 @@ final class DescriptorReplyFloor: BenchmarkVariant {
         let memfd = charbor_memfd_create("harbor-bench-slots", UInt32(charbor_MFD_CLOEXEC))
         guard memfd >= 0 else { exit(1) }
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 8)
-        let space = charbor_CMSG_SPACE(2 * MemoryLayout<CInt>.size)
-        let control = UnsafeMutableRawPointer.allocate(byteCount: space, alignment: 8)
-        control.initializeMemory(as: UInt8.self, repeating: 0, count: space)
         while read(0, buffer, 64) > 0 {
-            var vector = iovec(iov_base: buffer, iov_len: 16)
-            var message = msghdr()
-            let sent = withUnsafeMutablePointer(to: &vector) { vectorPointer in
-                message.msg_iov = vectorPointer
-                message.msg_iovlen = 1
-                message.msg_control = control
-                message.msg_controllen = space
-                let header = charbor_CMSG_FIRSTHDR(&message)!
-                header.pointee.cmsg_level = SOL_SOCKET
-                header.pointee.cmsg_type = Int32(charbor_SCM_RIGHTS)
-                header.pointee.cmsg_len = charbor_CMSG_LEN(2 * MemoryLayout<CInt>.size)
-                let data = UnsafeMutableRawPointer(charbor_CMSG_DATA(header)!)
-                data.storeBytes(of: pair[0], toByteOffset: 0, as: CInt.self)
-                data.storeBytes(of: memfd, toByteOffset: 4, as: CInt.self)
-                return sendmsg(0, &message, Int32(charbor_MSG_NOSIGNAL))
-            }
-            guard sent == 16 else { exit(1) }
+            guard Raw.sendWithDescriptors(0, buffer, 16, pair[0], memfd) else { exit(1) }
         }
         exit(0)
     }

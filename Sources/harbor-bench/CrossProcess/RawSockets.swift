@@ -69,10 +69,18 @@ enum Raw {
     }
 
     /// Sends `count` bytes in one packet with `descriptor` in SCM_RIGHTS.
+    @inline(__always)
     static func sendWithDescriptor(_ fd: CInt, _ bytes: UnsafeRawPointer, _ count: Int, descriptor: CInt) -> Bool {
+        sendWithDescriptors(fd, bytes, count, descriptor, nil)
+    }
+
+    /// Sends `count` bytes in one packet with `first` (and `second`, if
+    /// any) in one SCM_RIGHTS message.
+    static func sendWithDescriptors(_ fd: CInt, _ bytes: UnsafeRawPointer, _ count: Int, _ first: CInt, _ second: CInt?) -> Bool {
         var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes), iov_len: count)
         var message = msghdr()
-        let space = charbor_CMSG_SPACE(4)
+        let length = (second == nil ? 1 : 2) * MemoryLayout<CInt>.size
+        let space = charbor_CMSG_SPACE(length)
         return withUnsafeTemporaryAllocation(byteCount: space, alignment: 8) { control in
             control.initializeMemory(as: UInt8.self, repeating: 0)
             return withUnsafeMutablePointer(to: &vector) { vectorPointer in
@@ -83,8 +91,10 @@ enum Raw {
                 let header = charbor_CMSG_FIRSTHDR(&message)!
                 header.pointee.cmsg_level = SOL_SOCKET
                 header.pointee.cmsg_type = Int32(charbor_SCM_RIGHTS)
-                header.pointee.cmsg_len = charbor_CMSG_LEN(4)
-                UnsafeMutableRawPointer(charbor_CMSG_DATA(header)!).storeBytes(of: descriptor, as: CInt.self)
+                header.pointee.cmsg_len = charbor_CMSG_LEN(length)
+                let data = UnsafeMutableRawPointer(charbor_CMSG_DATA(header)!)
+                data.storeBytes(of: first, as: CInt.self)
+                if let second { data.storeBytes(of: second, toByteOffset: MemoryLayout<CInt>.size, as: CInt.self) }
                 return sendmsg(fd, &message, Int32(charbor_MSG_NOSIGNAL)) == count
             }
         }
