@@ -26,8 +26,8 @@ import HarborSystem
 public enum RelayTrust {
     /// The trusted relays with how many ``trust(_:)`` calls each holds: one
     /// entry per name server this process is connected to, so a short list
-    /// searched in order (a reply's check compares a few words, where a
-    /// hashed table hashed the identity under the lock on every message).
+    /// searched in order (each vouched reply's check compares a few words
+    /// under the lock and hashes nothing).
     private static let trusted = HarborLock<[(relay: ProcessIdentity, count: Int)]>([])
 
     /// Whether `relay`'s word on who sent the messages it relays is taken.

@@ -38,7 +38,9 @@ final class LookUpShapeFloor: BenchmarkVariant {
         event.events = EPOLLIN.rawValue
         guard setsockopt(peer.socket, SOL_SOCKET, charbor_SO_PASSCRED, &on, socklen_t(MemoryLayout<CInt>.size)) == 0,
               epoll >= 0, epoll_ctl(epoll, EPOLL_CTL_ADD, peer.socket, &event) == 0 else {
-            throw BenchmarkFailure("look-up shape: set-up failed: errno \(charbor_errno())")
+            let failure = BenchmarkFailure("look-up shape: set-up failed: errno \(charbor_errno())")
+            stop()  // the runner stops only the variants that started
+            throw failure
         }
     }
 
@@ -97,11 +99,13 @@ final class LookUpShapeFloor: BenchmarkVariant {
         let received = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)
         var events = [epoll_event](repeating: epoll_event(), count: 64)
         while true {
-            guard epoll_wait(outer, &events, 64, -1) >= 0, epoll_wait(inner, &events, 32, 0) >= 0 else { continue }
+            // Interrupted calls are retried; any other failure ends the process (the asker sees EOF).
+            guard epoll_wait(outer, &events, 64, -1) >= 0 else { if charbor_errno() == EINTR { continue } else { exit(1) } }
+            _ = epoll_wait(inner, &events, 32, 0)
             // The request, with room for the credentials every packet carries.
             let count = Raw.receiveWithCredentials(0, buffer, 256, control: received)
             if count == 0 { exit(0) }
-            guard count > 0 else { continue }
+            guard count > 0 else { if charbor_errno() == EINTR { continue } else { exit(1) } }
             guard Raw.sendWithDescriptors(0, buffer, 56, pair[0], memfd) else { exit(1) }
         }
     }
