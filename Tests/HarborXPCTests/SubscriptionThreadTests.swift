@@ -94,7 +94,7 @@ extension XPCTests {
             // the Dispatch threads of the two serial queues (the handlers'
             // target and the session's sends). A thread per subscription
             // would add 32 (22 or more were seen before the shared receiver;
-            // with a default target, Dispatch alone added up to 11 under
+            // with a queue per handler, the count reached 13 under
             // AddressSanitizer).
             #expect(during - before <= 8, "\(2 * each) subscriptions with a consumer added \(during - before) threads")
             for task in tasks { #expect(try await task.value != nil) }

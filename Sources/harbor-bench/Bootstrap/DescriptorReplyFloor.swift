@@ -35,7 +35,7 @@ final class DescriptorReplyFloor: BenchmarkVariant {
                 throw BenchmarkFailure("descriptor-reply process failed: errno \(charbor_errno())")
             }
             let received = reply.withUnsafeMutableBytes { bytes in
-                Self.receive(socket, bytes, control: control, space: space)
+                Raw.receiveClosingDescriptors(socket, bytes, control: control, space: space)
             }
             guard received == 2 else { throw BenchmarkFailure("the reply carried \(received) descriptors, not 2") }
         }
@@ -44,36 +44,6 @@ final class DescriptorReplyFloor: BenchmarkVariant {
     func stop() {
         peer?.stop()
         peer = nil
-    }
-
-    /// One `recvmsg` into `bytes`; closes the descriptors that came with it
-    /// (in whichever control message holds them: credentials may come
-    /// first) and returns how many did (-1 if the peer is gone).
-    @inline(__always)
-    static func receive(
-        _ socket: CInt, _ bytes: UnsafeMutableRawBufferPointer, control: UnsafeMutableRawPointer, space: Int
-    ) -> Int {
-        var vector = iovec(iov_base: bytes.baseAddress, iov_len: bytes.count)
-        var message = msghdr()
-        return withUnsafeMutablePointer(to: &vector) { vectorPointer in
-            message.msg_iov = vectorPointer
-            message.msg_iovlen = 1
-            message.msg_control = control
-            message.msg_controllen = space
-            guard recvmsg(socket, &message, Int32(charbor_MSG_CMSG_CLOEXEC)) > 0 else { return -1 }
-            var closed = 0
-            var next = message.msg_controllen > 0 ? charbor_CMSG_FIRSTHDR(&message) : nil
-            while let header = next {
-                if header.pointee.cmsg_level == SOL_SOCKET, header.pointee.cmsg_type == Int32(charbor_SCM_RIGHTS) {
-                    let count = (Int(header.pointee.cmsg_len) - charbor_CMSG_LEN(0)) / MemoryLayout<CInt>.size
-                    let descriptors = UnsafeRawPointer(charbor_CMSG_DATA(header)!)
-                    for index in 0..<count { close(descriptors.load(fromByteOffset: index * 4, as: CInt.self)) }
-                    closed += count
-                }
-                next = charbor_CMSG_NXTHDR(&message, header)
-            }
-            return closed
-        }
     }
 
     /// The other process: answers each packet on its stdin (a SEQPACKET

@@ -66,7 +66,7 @@ final class LookUpShapeFloor: BenchmarkVariant {
             guard charbor_epoll_pwait2(epoll, &events, CInt(events.count), &timeout) == 1 else {
                 throw BenchmarkFailure("look-up shape: no reply: errno \(charbor_errno())")
             }
-            let received = DescriptorReplyFloor.receive(socket, reply, control: control, space: space)
+            let received = Raw.receiveClosingDescriptors(socket, reply, control: control, space: space)
             guard received == 2 else { throw BenchmarkFailure("the reply carried \(received) descriptors, not 2") }
         }
     }
@@ -96,14 +96,14 @@ final class LookUpShapeFloor: BenchmarkVariant {
               inner >= 0, outer >= 0, epoll_ctl(inner, EPOLL_CTL_ADD, 0, &event) == 0,
               epoll_ctl(outer, EPOLL_CTL_ADD, inner, &nested) == 0 else { exit(1) }
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)
-        let received = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)
+        let control = UnsafeMutableRawPointer.allocate(byteCount: 256, alignment: 8)
         var events = [epoll_event](repeating: epoll_event(), count: 64)
         while true {
             // Interrupted calls are retried; any other failure ends the process (the asker sees EOF).
             guard epoll_wait(outer, &events, 64, -1) >= 0 else { if charbor_errno() == EINTR { continue } else { exit(1) } }
             _ = epoll_wait(inner, &events, 32, 0)
             // The request, with room for the credentials every packet carries.
-            let count = Raw.receiveWithCredentials(0, buffer, 256, control: received)
+            let count = Raw.receiveWithCredentials(0, buffer, 256, control: control)
             if count == 0 { exit(0) }
             guard count > 0 else { if charbor_errno() == EINTR { continue } else { exit(1) } }
             guard Raw.sendWithDescriptors(0, buffer, 56, pair[0], memfd) else { exit(1) }

@@ -59,6 +59,36 @@ enum Raw {
         }
     }
 
+    /// One `recvmsg` into `bytes`; closes the descriptors that came with it
+    /// (in whichever control message holds them: credentials may come
+    /// first) and returns how many did (-1 if the peer is gone).
+    @inline(__always)
+    static func receiveClosingDescriptors(
+        _ socket: CInt, _ bytes: UnsafeMutableRawBufferPointer, control: UnsafeMutableRawPointer, space: Int
+    ) -> Int {
+        var vector = iovec(iov_base: bytes.baseAddress, iov_len: bytes.count)
+        var message = msghdr()
+        return withUnsafeMutablePointer(to: &vector) { vectorPointer in
+            message.msg_iov = vectorPointer
+            message.msg_iovlen = 1
+            message.msg_control = control
+            message.msg_controllen = space
+            guard recvmsg(socket, &message, Int32(charbor_MSG_CMSG_CLOEXEC)) > 0 else { return -1 }
+            var closed = 0
+            var next = message.msg_controllen > 0 ? charbor_CMSG_FIRSTHDR(&message) : nil
+            while let header = next {
+                if header.pointee.cmsg_level == SOL_SOCKET, header.pointee.cmsg_type == Int32(charbor_SCM_RIGHTS) {
+                    let count = (Int(header.pointee.cmsg_len) - charbor_CMSG_LEN(0)) / MemoryLayout<CInt>.size
+                    let descriptors = UnsafeRawPointer(charbor_CMSG_DATA(header)!)
+                    for index in 0..<count { close(descriptors.load(fromByteOffset: index * 4, as: CInt.self)) }
+                    closed += count
+                }
+                next = charbor_CMSG_NXTHDR(&message, header)
+            }
+            return closed
+        }
+    }
+
     /// Writes all of `count` bytes to a blocking descriptor.
     static func writeAll(_ fd: CInt, _ bytes: UnsafeRawPointer, _ count: Int) {
         var done = 0
