@@ -37,7 +37,9 @@ extension BootstrapServer {
         }
         // P11: no answer goes anywhere but back to the asker's own process,
         // so the server cannot be made to speak to another process's port.
-        guard message.replyRightReceiver?.pid == sender.pid else {
+        // A registered right passed this check when it was registered, and
+        // is used only by the process it leads to (`ReplyRegistrations`).
+        guard registered || message.replyRightReceiver?.pid == sender.pid else {
             logEvent(.notice, "dropped request \(id) from pid \(sender.pid) (uid \(sender.uid)): "
                      + "its reply right leads to another process")
             metrics.dropped("reply_right_elsewhere")

@@ -82,7 +82,10 @@ public final class BootstrapServer: @unchecked Sendable {
     /// port's right is charged once to each owner with a name reaching it).
     var heldPortOwners: [PortName: [uid_t: Int]] = [:]
     var charges: [uid_t: UserCharges] = [:]
-    var entries = NameTable()
+    // @exclusivity(unchecked), here and on `replyRegistrations`: read on
+    // every request, on the loop's thread alone, where nothing reenters
+    // them; the runtime check cost a call pair and a thread-local lookup each.
+    @exclusivity(unchecked) var entries = NameTable()
     var budget: DescriptorBudget
     /// Waiting ports with senders in other processes: about five descriptors
     /// each (eventfd, epoll set, slot counter, both ends of the shared connection), the server's own.
@@ -95,7 +98,7 @@ public final class BootstrapServer: @unchecked Sendable {
     /// descriptors at most, the server's own.
     var recentReplyRight: SendRight?
     /// Reply rights clients registered, so their requests carry none.
-    var replyRegistrations = ReplyRegistrations()
+    @exclusivity(unchecked) var replyRegistrations = ReplyRegistrations()
     /// Out-of-descriptor failures of `accept`: the pause before the next try, what to log.
     var acceptBackoff = AcceptBackoff()
     var loop: Loop?

@@ -11,32 +11,36 @@ import Synchronization
 /// the mode's timerfd are in the set from the start.
 final class ModeState: @unchecked Sendable {
     // @unchecked: every `var` is read and written only while the owning
-    // loop's `state` lock is held; the `let`s are immutable after init.
+    // loop's `state` lock is held (`armedDeadline`: by the loop's own
+    // thread); the `let`s are immutable after init.
+    // @exclusivity(unchecked): that lock already keeps accesses apart, and
+    // the runtime check cost a call pair and a thread-local lookup on each
+    // of a pass's reads (ModeTimers does the same).
 
     let name: LoopMode
     let epoll: Epoll
     let timerDescriptor: TimerDescriptor
     /// Whether the mode is in the loop's common set (blocks posted "for
     /// common" run here).
-    var isCommon = false
+    @exclusivity(unchecked) var isCommon = false
     /// Version-0 sources.
-    var sources: [LoopSource] = []
+    @exclusivity(unchecked) var sources: [LoopSource] = []
     /// Port, descriptor, process and signal sources, sorted by `order`.
-    var waitSources: [any WaitsetSource] = []
+    @exclusivity(unchecked) var waitSources: [any WaitsetSource] = []
     /// Whether libdispatch's main-queue eventfd is in this mode's waitset
     /// (main loop, common modes only; see Loop+Dispatch.swift).
-    var watchesMainQueue = false
+    @exclusivity(unchecked) var watchesMainQueue = false
     /// The mode's timers; the object is fixed, its contents change under the lock.
     let timers: ModeTimers
     /// Sorted by `order`; equal orders keep the order they were added in.
-    var observers: [LoopObserver] = []
+    @exclusivity(unchecked) var observers: [LoopObserver] = []
     /// Union of the observers' activities (`LoopActivity` bits): skips the
     /// observer pass without the lock. Written under the lock (with
     /// `observers`), read by the loop's thread before it takes the lock.
     let observerMask = Atomic<UInt32>(0)
     /// The deadline the timerfd is armed to (CLOCK_MONOTONIC ns), or nil.
     /// Written only by the loop's own thread.
-    var armedDeadline: Int64?
+    @exclusivity(unchecked) var armedDeadline: Int64?
 
     /// Makes the epoll set and timerfd. Traps if the kernel refuses, as CF
     /// does when it cannot allocate a mode's port set or timer port.

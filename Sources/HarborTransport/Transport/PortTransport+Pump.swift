@@ -26,7 +26,7 @@ extension PortTransport {
         if case .immediately = deadline {
             return pumpBuffers.withBuffers { buffers in
                 var collected = Collected(takeFirst: takeFirst)
-                if takeFirst && readSoleConnection(buffers: &buffers, into: &collected) { return collected }
+                if takeFirst && readLastConnection(buffers: &buffers, into: &collected) { return collected }
                 let count = EpollControl.poll(epollFD, into: buffers.events)
                 process(UnsafeMutableBufferPointer(rebasing: buffers.events[0..<count]), buffers: &buffers,
                         into: &collected)
@@ -104,27 +104,42 @@ extension PortTransport {
         }
     }
 
-    /// A receive that does not wait, on a port with one connection and no
-    /// hang-up watch (a reply port, a service with one client, a port set's
-    /// member the set just found ready): reads that connection first and,
-    /// when a message or its end was there, is done without asking the
-    /// port's set (one `epoll_wait` fewer). A read that finds nothing costs
-    /// a `recvmsg` and then the set is asked as before; each such miss
-    /// doubles the number of pumps that ask the set first (up to 63), as
-    /// the read-ahead does. Returns whether something arrived.
-    private func readSoleConnection(buffers: inout PumpBuffers, into collected: inout Collected) -> Bool {
+    /// A receive that does not wait reads the connection the last message
+    /// came from first and, when a message or its end was there, is done
+    /// without asking the port's set (one `epoll_wait` fewer). It does so
+    /// when that is what the set would name:
+    /// - on a port with one connection and no hang-up watch (a reply port,
+    ///   a service with one client, a port set's member the set just found
+    ///   ready), always;
+    /// - on any other port, when the set, asked last, named that connection
+    ///   alone, and for at most ``PumpBuffers/guessLimit`` pumps in a row
+    ///   before the set is asked again (a name server's port with one
+    ///   client busy). Such a read takes one message, without reading
+    ///   ahead, so a connection that became readable meanwhile waits that
+    ///   many messages at most, and then one read-ahead's worth, as when
+    ///   every pump asks the set; once the set names two, every pump asks
+    ///   it, and it serves each ready connection in turn.
+    ///
+    /// A read that finds nothing costs a `recvmsg` and then the set is asked
+    /// as before; each such miss doubles the number of pumps that ask the
+    /// set first (up to 63), as the read-ahead does. Returns whether
+    /// something arrived.
+    private func readLastConnection(buffers: inout PumpBuffers, into collected: inout Collected) -> Bool {
         if buffers.directSkip > 0 {
             buffers.directSkip -= 1
             return false
         }
         // The last connection read, still there (no departure since) and
-        // the only one: what the set would name, if anything.
+        // what the set named alone, or the only one.
         guard let cached = buffers.cachedConnection,
-              cached.departures == departures.load(ordering: .acquiring),
-              table.withLockedValue({ $0.connections.count == 1 && $0.watches.isEmpty }) else { return false }
-        serve(cached.token, buffers: &buffers, into: &collected)
+              cached.departures == departures.load(ordering: .acquiring) else { return false }
+        let sole = table.withLockedValue { $0.connections.count == 1 && $0.watches.isEmpty }
+        let guessing = !sole && buffers.namedAlone == cached.token && buffers.guesses < PumpBuffers.guessLimit
+        guard sole || guessing else { return false }
+        serve(cached.token, readingAhead: sole, buffers: &buffers, into: &collected)
         guard collected.arrivals.isEmpty else {
             buffers.directMisses = 0
+            if guessing { buffers.guesses += 1 }
             collected.sawEvents = true
             return true
         }
@@ -137,6 +152,9 @@ extension PortTransport {
         _ events: UnsafeMutableBufferPointer<EpollEvent>, buffers: inout PumpBuffers, into collected: inout Collected
     ) {
         if !events.isEmpty { collected.sawEvents = true }
+        // What the set named, for the reads that guess it (`readLastConnection`).
+        buffers.guesses = 0
+        buffers.namedAlone = events.count == 1 && events[0].token & Self.connectionTag != 0 ? events[0].token : nil
         for event in events {
             let token = event.token
             if token == Self.readinessToken {
@@ -154,9 +172,11 @@ extension PortTransport {
     }
 
     /// Reads what the connection behind `token` holds: a message (and, when
-    /// the receiver takes the first, what follows it: `readAhead`), its
-    /// end, or nothing.
-    private func serve(_ token: UInt64, buffers: inout PumpBuffers, into collected: inout Collected) {
+    /// the receiver takes the first and `readingAhead`, what follows it:
+    /// `readAhead`), its end, or nothing.
+    private func serve(
+        _ token: UInt64, readingAhead: Bool = true, buffers: inout PumpBuffers, into collected: inout Collected
+    ) {
         // A connection paused since this event was collected is not read
         // (HarborPorts' ParkedMessages.swift).
         guard let connection = connection(for: token, buffers: &buffers), !isPaused(token) else { return }
@@ -171,7 +191,7 @@ extension PortTransport {
             budget -= 1
             read = receiveOne(on: connection, token: token, buffers: &buffers, into: &collected)
         }
-        if read == .message && collected.takeFirst && connection.kind == .send {
+        if read == .message && readingAhead && collected.takeFirst && connection.kind == .send {
             readAhead(on: connection, token: token, buffers: &buffers, into: &collected)
         }
     }

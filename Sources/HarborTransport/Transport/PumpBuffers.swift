@@ -37,9 +37,17 @@ struct PumpBuffers: ~Copyable {
     var readAheadMisses = 0
     var readAheadSkip = 0
     /// Direct reads in a row that found nothing (0–6), and pumps left that
-    /// ask the set first (`PortTransport.readSoleConnection`).
+    /// ask the set first (`PortTransport.readLastConnection`).
     var directMisses = 0
     var directSkip = 0
+    /// The connection the set named alone when last asked (nil: none, or
+    /// more than one event), and the direct reads of it since.
+    var namedAlone: UInt64?
+    var guesses = 0
+    /// The most direct reads in a row of a connection the set named alone,
+    /// on a port with others, before the set is asked again: how many
+    /// messages a connection that became readable meanwhile waits at most.
+    static let guessLimit = 8
 
     deinit {
         packet.deallocate()
