@@ -166,13 +166,12 @@ final class BootstrapLink: Sendable {
     private func awaitReply(
         on link: Current, from other: pid_t? = nil, replies: inout BootstrapReplies
     ) throws(BootstrapError) -> Message {
-        // The clock is read again only for a wait after a stray message.
-        let deadline = ContinuousClock.now + timeout
-        var wait = timeout
+        // One deadline for the waits after stray messages too.
+        let deadline = WaitDeadline(timeout: timeout)
         while true {
             let reply: Message
             do throws(PortError) {
-                reply = try replies.port.receive(timeout: wait)
+                reply = try replies.port.receive(deadline: deadline)
             } catch {
                 replies = BootstrapReplies()
                 if error.code == .timedOut {
@@ -190,7 +189,6 @@ final class BootstrapLink: Sendable {
             let sender = reply.sender.pid  // read in place: the trailer is not copied
             if reply.notification != nil
                 || link.server.map({ sender != $0.pid && sender != other }) == true {
-                wait = max(.zero, ContinuousClock.now.duration(to: deadline))
                 continue
             }
             guard reply.id == 0 else {
