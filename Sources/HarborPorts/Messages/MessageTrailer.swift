@@ -48,15 +48,7 @@ public struct MessageTrailer: Hashable, Sendable {
     /// Nil when nothing was read: another port, a kernel without
     /// `SO_PASSPIDFD`, a message from this process, or one whose ``sender``
     /// is not the process that delivered it (a trusted relay's claim).
-    package var senderCgroup: Result<String, SystemError>? {
-        get { cgroup?.value }
-        set { cgroup = newValue.map(SenderCgroup.init) }
-    }
-    /// `senderCgroup`, boxed: almost every trailer has none, and a trailer
-    /// holding the `Result` inline paid for its generic layout on every
-    /// copy and destruction of a message (a trailer with one optional
-    /// reference costs a load).
-    private var cgroup: SenderCgroup?
+    package var senderCgroup: Result<String, SystemError>?
 
     /// Whether the message was relayed (``relayedBy`` is set).
     public var isRelayed: Bool { relayedBy != nil }
@@ -66,7 +58,7 @@ public struct MessageTrailer: Hashable, Sendable {
     /// receipt, no relay, no claim, no cgroup.
     package var isUnstampedOwn: Bool {
         sequenceNumber == 0 && port == nil && !isNotification && relayedBy == nil && claimedOriginalSender == nil
-            && cgroup == nil && sender == .current
+            && senderCgroup == nil && sender == .current
     }
 
     package init(sender: ProcessIdentity, isNotification: Bool = false) {
@@ -76,7 +68,7 @@ public struct MessageTrailer: Hashable, Sendable {
         self.isNotification = isNotification
         self.relayedBy = nil
         self.claimedOriginalSender = nil
-        self.cgroup = nil
+        self.senderCgroup = nil
     }
 
     /// The trailer of a queued message that `relay` delivered inside a
