@@ -6,7 +6,7 @@ import HarborSystem
 public struct MessageTrailer: Hashable, Sendable {
     /// The receiving port's count of messages received, this one included
     /// (Mach's `msgh_seqno`): 1 for the first message a port hands out.
-    public internal(set) var sequenceNumber: UInt64
+    public internal(set) var sequenceNumber: UInt64 = 0
     /// The process a service may hold responsible for the message; base
     /// decisions on this field.
     ///
@@ -21,7 +21,7 @@ public struct MessageTrailer: Hashable, Sendable {
     /// trailer with a message queued before check-in (P11).
     public internal(set) var sender: ProcessIdentity
     /// The port the message was received on (useful after a port-set receive).
-    public internal(set) var port: PortName?
+    public internal(set) var port: PortName? = nil
     /// True for notifications the runtime generated (no-senders, dead-name,
     /// send-once, port-destroyed); no sender can set it.
     public internal(set) var isNotification: Bool
@@ -30,7 +30,7 @@ public struct MessageTrailer: Hashable, Sendable {
     /// process, which handed it over with the queue. Nil for a message its
     /// sender delivered itself. Kernel-verified (`SCM_CREDENTIALS` of the
     /// packet that moved the port).
-    public internal(set) var relayedBy: ProcessIdentity?
+    public internal(set) var relayedBy: ProcessIdentity? = nil
     /// Who ``relayedBy`` says sent the message to it: set only for a relayed
     /// message. A claim no kernel here checked (Mach's kernel moves audit
     /// trailers with the port; across Linux processes only the relay can
@@ -38,7 +38,7 @@ public struct MessageTrailer: Hashable, Sendable {
     /// the trusted name server, and the relay itself otherwise, since it held
     /// the receive right and so could have read, dropped or invented any of
     /// those messages anyway.
-    public internal(set) var claimedOriginalSender: ProcessIdentity?
+    public internal(set) var claimedOriginalSender: ProcessIdentity? = nil
 
     /// The cgroup v2 path of ``sender``, read when the message was received
     /// through a pidfd the kernel took for it at send time (SCM_PIDFD), on a
@@ -48,7 +48,7 @@ public struct MessageTrailer: Hashable, Sendable {
     /// Nil when nothing was read: another port, a kernel without
     /// `SO_PASSPIDFD`, a message from this process, or one whose ``sender``
     /// is not the process that delivered it (a trusted relay's claim).
-    package var senderCgroup: Result<String, SystemError>?
+    package var senderCgroup: Result<String, SystemError>? = nil
 
     /// Whether the message was relayed (``relayedBy`` is set).
     public var isRelayed: Bool { relayedBy != nil }
@@ -62,13 +62,8 @@ public struct MessageTrailer: Hashable, Sendable {
     }
 
     package init(sender: ProcessIdentity, isNotification: Bool = false) {
-        self.sequenceNumber = 0
         self.sender = sender
-        self.port = nil
         self.isNotification = isNotification
-        self.relayedBy = nil
-        self.claimedOriginalSender = nil
-        self.senderCgroup = nil
     }
 
     /// The trailer of a queued message that `relay` delivered inside a
