@@ -38,6 +38,13 @@
 int charbor_errno(void);
 void charbor_set_errno(int value);
 
+// The Swift runtime's strong retain that fails once an object's count has
+// reached zero: `HeapObject *swift_tryRetain(HeapObject *)`, exported by
+// libswiftCore (what a `weak` load calls), returning the object retained or
+// NULL. Declared here so Swift calls it by the C convention it is exported
+// with, under this file's prefix. UnretainedReference.swift.
+void *charbor_swift_try_retain(void *object) __asm__("swift_tryRetain");
+
 // Flags that are macros of macros and do not import as Swift constants.
 extern const int charbor_EFD_CLOEXEC;
 extern const int charbor_EFD_NONBLOCK;

@@ -108,7 +108,7 @@ package final class PortCore: Sendable {
         if !deathWatches.isEmpty { route?.cancelDeathWatches(deathWatches) }
         // Forget this port's identity records: a peer inventing identities
         // makes the registry grow only while the rights it sent live.
-        PortRegistry.prune(registryKey ?? PortRegistry.Key(identity))
+        PortRegistry.prune(registryKey ?? PortRegistry.Key(identity), leaving: self)
     }
 
     // MARK: Sending

@@ -40,8 +40,10 @@ package struct PortIdentity: Hashable, Sendable {
 /// holds a send right is never merged with the real one). A receive right
 /// proves more: see `PortCore.importReceiveRight`.
 ///
-/// Entries are weak and pruned when their port goes, so identities a peer
-/// invents cost nothing once the rights carrying them are gone.
+/// Entries do not keep their ports alive (``UnretainedReference``: this
+/// table is the ports' own weak table) and a port's `deinit` prunes its
+/// identity's records, so identities a peer invents cost nothing once the
+/// rights carrying them are gone.
 package enum PortRegistry {
     /// An identity with its hash, computed once (`Hasher`: SipHash under
     /// the process's random seed, so a peer choosing identities cannot
@@ -67,7 +69,9 @@ package enum PortRegistry {
     }
 
     private struct Entry {
-        weak var core: PortCore?
+        /// Unretained: the port's `deinit` removes this record (`prune`)
+        /// before its memory goes, and every read is under the table's lock.
+        let core: UnretainedReference<PortCore>
         /// The file of the port's slot counter.
         let slots: FileKey
         /// Whether `core` is a proxy, whose connection's maker is part of
@@ -76,11 +80,13 @@ package enum PortRegistry {
         /// received here.
         let isProxy: Bool
 
-        /// Whether this record is of a port that is gone, or of `core`.
+        /// Whether this record is of `core` or of a port that is gone; a
+        /// live port read is kept in `alive`.
         func isGone(or core: PortCore?, keeping alive: inout [PortCore]) -> Bool {
-            guard let live = self.core else { return true }
+            if let core, self.core.points(to: core) { return true }
+            guard let live = self.core.retainedIfLive() else { return true }
             alive.append(live)
-            return live === core
+            return false
         }
     }
 
@@ -137,7 +143,7 @@ package enum PortRegistry {
     ///     asked of the kernel only when another right carrying the same
     ///     counter arrives: `lookUp`).
     package static func register(_ core: PortCore, key: Key, slots: FileKey, isProxy: Bool) {
-        let entry = Entry(core: core, slots: slots, isProxy: isProxy)
+        let entry = Entry(core: UnretainedReference(core), slots: slots, isProxy: isProxy)
         withEntries { table, alive in
             // One access to the records in place (a value read out of the
             // table and written back is copied).
@@ -179,7 +185,7 @@ package enum PortRegistry {
             guard let index = table.index(forKey: key) else { return }
             var anyLive = false
             table.values[index].forEach { entry in
-                guard let core = entry.core else { return }
+                guard let core = entry.core.retainedIfLive() else { return }
                 anyLive = true
                 guard entry.slots == slots else {
                     others.append(core)
@@ -213,18 +219,20 @@ package enum PortRegistry {
     package static func everyPort(_ identity: PortIdentity) -> [PortCore] {
         withEntries { table, alive in
             table[Key(identity)]?.forEach { entry in
-                if let core = entry.core { alive.append(core) }
+                if let core = entry.core.retainedIfLive() { alive.append(core) }
             }
             return alive
         }
     }
 
-    /// Drops the records of an identity's ports that are gone (called as one goes).
-    package static func prune(_ key: Key) {
+    /// Drops `core`'s record and those of other ports of its identity that
+    /// are gone. Called by `core`'s `deinit`: once it returns, no record
+    /// points to `core`'s memory.
+    package static func prune(_ key: Key, leaving core: PortCore) {
         withEntries { table, alive in
             guard let index = table.index(forKey: key) else { return }
             // In place: a value read out of the table and written back is copied.
-            if !table.values[index].removeGone(or: nil, keeping: &alive) { table.remove(at: index) }
+            if !table.values[index].removeGone(or: core, keeping: &alive) { table.remove(at: index) }
         }
     }
 
@@ -237,10 +245,10 @@ package enum PortRegistry {
     /// How many identities are recorded: bounded by the live ports.
     package static var count: Int { entries.withLockedValue { $0.count } }
 
-    /// Runs `body` under the lock. Reading a weak reference makes a strong
-    /// one, and should that be the last, the port's `deinit` (which prunes,
-    /// taking this lock) would run inside the lock: so every port read is
-    /// kept in `alive` and released only after unlocking.
+    /// Runs `body` under the lock. Reading a record retains its port, and
+    /// should that be the last reference, the port's `deinit` (which
+    /// prunes, taking this lock) would run inside the lock: so every port
+    /// read is kept in `alive` and released only after unlocking.
     private static func withEntries<Result>(
         _ body: (inout [Key: Records], inout [PortCore]) -> Result
     ) -> Result {
