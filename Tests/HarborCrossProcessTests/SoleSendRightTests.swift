@@ -25,12 +25,11 @@ struct SoleSendRightTests {
         #expect(tail.isEmpty)
         #expect(encoder.fragmentRegions.isEmpty)
 
-        let stackBuilt = OutboundPacket.soleSendRightHead(content, identity: token.port.identity,
-                                                          vouch: token.port.slotCounterVouch)
-        #expect(stackBuilt.withUnsafeBytes { Array($0) } == head)
         // Both paths send a connection, then the port's slot counter (a port
         // received here that shares no export makes a connection each time).
-        let (_, slots) = try token.port.sendRightDescriptors()
+        let (_, slots, vouch) = try token.port.sendRightDescriptors()
+        let stackBuilt = OutboundPacket.soleSendRightHead(content, identity: token.port.identity, vouch: vouch)
+        #expect(stackBuilt.withUnsafeBytes { Array($0) } == head)
         #expect(encoder.descriptors.count == 2)
         #expect(encoder.descriptors.last?.rawValue == slots.rawValue)
         #expect(port.name == right.name)

@@ -48,33 +48,34 @@ extension PortCore {
     }
 
     private func exportSend() throws(PortError) -> ExportedRight {
-        let (socket, slots) = try sendRightDescriptors()
-        return ExportedRight(kind: .send, identity: identity, descriptors: [socket, slots], vouch: slotCounterVouch)
-    }
-
-    /// This process's word on the slot counter a send right to this port
-    /// carries, if it vouches at all (a name server) and knows the file: a
-    /// proxy's counter as it arrived here. Nil for a port received here.
-    var slotCounterVouch: SlotCounterVouch? {
-        guard SlotCounterVouch.isVouching, let file = remoteRoute?.slots?.file else { return nil }
-        return SlotCounterVouch(file)
+        let (socket, slots, vouch) = try sendRightDescriptors()
+        return ExportedRight(kind: .send, identity: identity, descriptors: [socket, slots], vouch: vouch)
     }
 
     /// The two descriptors a send right to this port travels as: a
     /// connection to it, then its slot counter. A proxy's own; for a port
     /// received here, the connection it shares with every send right it
     /// exports (made on the first).
-    func sendRightDescriptors() throws(PortError) -> (socket: SharedDescriptor, slots: SharedDescriptor) {
-        if let route = remoteRoute, let slots = route.slots { return (route.socket, slots.descriptor) }
+    ///
+    /// With them, `vouch`: this process's word on the slot counter, if it
+    /// vouches at all (a name server) and knows the file: a proxy's counter
+    /// as it arrived here; nil for a port received here. (One read of the
+    /// route for all three: a look-up's answer reads them on every reply.)
+    func sendRightDescriptors() throws(PortError)
+        -> (socket: SharedDescriptor, slots: SharedDescriptor, vouch: SlotCounterVouch?) {
+        if let route = remoteRoute, let slots = route.slots {
+            let vouch = SlotCounterVouch.isVouching ? slots.file.flatMap(SlotCounterVouch.init) : nil
+            return (route.socket, slots.descriptor, vouch)
+        }
         let transport = try ensureTransport()
-        if let shared = sharedExport { return (shared, transport.slots.descriptor) }
+        if let shared = sharedExport { return (shared, transport.slots.descriptor, nil) }
         do {
             let socket = try transport.makeConnection(.send)
             sendRightMade()
             // Kept open here, so the connection counts as one send right for as
             // long as the port shares it.
             offerSharedExport(socket)
-            return (socket, transport.slots.descriptor)
+            return (socket, transport.slots.descriptor, nil)
         } catch {
             throw PortError(error, "exporting a send right to \(name)")
         }

@@ -18,7 +18,11 @@ extension PortTransport {
     /// where waiting on the set and then polling it took two. With
     /// `takeFirst`, the first message goes straight to the caller when the
     /// queue is empty, so the readiness eventfd is neither written nor
-    /// drained for it (two system calls fewer per message).
+    /// drained for it (two system calls fewer per message); and the last
+    /// connection is read before sleeping, as a receive that does not wait
+    /// reads it (`readLastConnection`): a reply that came while this thread
+    /// was off its CPU (its request woke the answerer on the same CPU) is
+    /// taken without asking the set.
     @discardableResult
     package func pump(
         into port: PortCore, deadline: WaitDeadline = .immediately, takeFirst: Bool = false
@@ -32,6 +36,13 @@ extension PortTransport {
                         into: &collected)
                 return collected
             }.finish(self, port)
+        }
+        if takeFirst, let collected = pumpBuffers.withBuffers({ buffers -> Collected? in
+            var collected = Collected(takeFirst: true)
+            guard readLastConnection(buffers: &buffers, into: &collected) else { return nil }
+            return .some(consume collected)
+        }) {
+            return collected.finish(self, port)
         }
         // Events land on the stack (the pump lock is not held while asleep)
         // and are processed from there.
@@ -104,10 +115,11 @@ extension PortTransport {
         }
     }
 
-    /// A receive that does not wait reads the connection the last message
-    /// came from first and, when a message or its end was there, is done
-    /// without asking the port's set (one `epoll_wait` fewer). It does so
-    /// when that is what the set would name:
+    /// A receive that takes the first message (one that does not wait, or
+    /// one about to sleep) reads the connection the last message came from
+    /// first and, when a message or its end was there, is done without
+    /// asking the port's set (one `epoll_wait` fewer). It does so when that
+    /// is what the set would name:
     /// - on a port with one connection and no hang-up watch (a reply port,
     ///   a service with one client, a port set's member the set just found
     ///   ready), always;

@@ -153,9 +153,8 @@ package final class RemoteRoute: Sendable {
     private func transmitSoleSendRight(
         _ content: MessageContent, _ right: SendRightToken, deadline: WaitDeadline
     ) throws(PortError) {
-        let (connection, slots) = try right.port.sendRightDescriptors()
-        let head = OutboundPacket.soleSendRightHead(content, identity: right.port.identity,
-                                                    vouch: right.port.slotCounterVouch)
+        let (connection, slots, vouch) = try right.port.sendRightDescriptors()
+        let head = OutboundPacket.soleSendRightHead(content, identity: right.port.identity, vouch: vouch)
         var descriptors = (connection.rawValue, slots.rawValue)
         let result = withUnsafeBytes(of: &descriptors) { rawDescriptors in
             head.withUnsafeBytes { headBytes in
