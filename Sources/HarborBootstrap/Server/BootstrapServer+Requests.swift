@@ -92,10 +92,8 @@ extension BootstrapServer {
     /// (every asker shares its connection), or of a waiting name's.
     func answerLookUp(of entry: NameEntry, _ request: inout Message, for sender: ProcessIdentity) {
         entry.lookUps += 1
-        if let right = entry.right {
-            var answer = Message(id: 0)
-            answer.attach(right)
-            send(answer, replyingTo: &request)
+        if let answer = entry.answer {
+            send(Message(content: answer), replyingTo: &request)
         } else if entry.waiting != nil {
             handOut(entry, &request, to: sender)
         } else {

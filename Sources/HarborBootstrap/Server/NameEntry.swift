@@ -38,7 +38,15 @@ final class NameEntry {
     var session: PortName?
     /// The server's send right to the name's port while a service holds it:
     /// look-ups get copies of it.
-    var right: SendRight?
+    var right: SendRight? {
+        didSet { answer = right.map(Self.answer(carrying:)) }
+    }
+    /// A look-up's answer while `right` is set (`Message(id: 0)` carrying
+    /// it), made once and sent as a copy: every copy shares its box (the
+    /// right, and a trailer that already names this process), and sending
+    /// writes nothing into it, so an answer allocates nothing. A receiver
+    /// in this process that changes its copy gets a box of its own.
+    private(set) var answer: MessageContent?
     /// The process that checked it in or registered it.
     var pid: pid_t?
     /// Whether a look-up already asked systemd to start `unit`.
@@ -51,6 +59,12 @@ final class NameEntry {
         self.origin = origin
         self.owner = owner
         self.unit = unit
+    }
+
+    private static func answer(carrying right: SendRight) -> MessageContent {
+        var answer = Message(id: 0)
+        answer.attach(right)
+        return answer.takeContent()
     }
 
     /// Whether it counts against its owner's name quota (declared names are the policy's).
